@@ -1,0 +1,115 @@
+"""Input checks shared by the public functions.
+
+Every public function of :mod:`renyi` validates its inputs with these helpers,
+so that a user error always surfaces as a ``ValueError``/``TypeError`` that
+names the offending argument, what was expected and what was given — never as
+a silent ``nan`` further down the pipeline.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+
+def _describe(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def as_real_array(value, name: str, *, ndim: int | tuple[int, ...] | None = None,
+                  allow_empty: bool = False, finite: bool = True) -> np.ndarray:
+    """Return ``value`` as a float array, or raise naming ``name``."""
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be array-like of real numbers, got {_describe(value)}")
+    try:
+        arr = np.asarray(value)
+    except Exception as exc:  # ragged lists and other oddities
+        raise TypeError(f"{name} must be array-like of real numbers: {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must contain real numbers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
+    arr = arr.astype(float, copy=False)
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else ndim
+        if arr.ndim not in allowed:
+            raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimension(s), "
+                             f"got shape {arr.shape}")
+    if not allow_empty and arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if finite and not np.all(np.isfinite(arr)):
+        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} contains {bad} NaN or infinite value(s)")
+    return arr
+
+
+def as_pmf(value, name: str, *, dx: float | None = None, tol: float = 1e-6,
+           ndim: int | tuple[int, ...] = 1) -> np.ndarray:
+    """A non-negative, finite array whose total mass (times ``dx``) is 1 within ``tol``."""
+    arr = as_real_array(value, name, ndim=ndim)
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative, found minimum {arr.min():.3g}")
+    mass = float(arr.sum() * (1.0 if dx is None else dx))
+    kind = "sum" if dx is None else "integral (sum * dx)"
+    if ndim == 1 and abs(mass - 1.0) > tol:
+        raise ValueError(f"{name} must have total mass 1 (its {kind}), got {mass:.10g}; "
+                         f"normalise it or raise tol (currently {tol:g})")
+    return arr
+
+
+def as_positive_scalar(value, name: str, *, allow_inf: bool = False,
+                       strict: bool = True) -> float:
+    """A real scalar > 0 (or >= 0 when ``strict`` is False)."""
+    x = as_real_scalar(value, name, allow_inf=allow_inf)
+    if (x <= 0) if strict else (x < 0):
+        raise ValueError(f"{name} must be {'> 0' if strict else '>= 0'}, got {x!r}")
+    return x
+
+
+def as_real_scalar(value, name: str, *, allow_inf: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.ndarray, np.generic)):
+        raise TypeError(f"{name} must be a real number, got {_describe(value)}")
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0 or not np.issubdtype(value.dtype, np.number):
+            raise TypeError(f"{name} must be a real scalar, got array of shape {value.shape}")
+    x = float(value)
+    if math.isnan(x) or (math.isinf(x) and not allow_inf):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    return x
+
+
+def as_order(value, name: str = "order", *, minimum: float = 0.0,
+             allow_one: bool = True, allow_inf: bool = True) -> float:
+    """A Rényi order: real, > ``minimum``; 1 and +inf only where allowed."""
+    x = as_real_scalar(value, name, allow_inf=allow_inf)
+    if x == -math.inf or x <= minimum:
+        raise ValueError(f"{name} must be > {minimum:g}, got {x!r}")
+    if x == 1.0 and not allow_one:
+        raise ValueError(f"{name} must differ from 1, got 1")
+    return x
+
+
+def as_orders(value, name: str = "orders", **kwargs) -> tuple[list[float], bool]:
+    """Scalar or sequence of orders; returns (list, was_scalar)."""
+    if isinstance(value, (numbers.Real, np.generic)) and not isinstance(value, bool):
+        return [as_order(value, name, **kwargs)], True
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a number or a sequence of numbers, got {_describe(value)}")
+    try:
+        items = list(np.asarray(value, dtype=object).ravel())
+    except Exception:
+        raise TypeError(f"{name} must be a number or a sequence of numbers, got {_describe(value)}") from None
+    if not items:
+        raise ValueError(f"{name} must not be empty")
+    return [as_order(v, f"{name}[{i}]", **kwargs) for i, v in enumerate(items)], False
+
+
+def as_probability(value, name: str) -> float:
+    """A scalar strictly inside (0, 1)."""
+    x = as_real_scalar(value, name)
+    if not 0.0 < x < 1.0:
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {x!r}")
+    return x

@@ -1,0 +1,52 @@
+"""The one figure style of the book.
+
+Chapters call :func:`use_style` once and create figures with
+:func:`figure`.  Fixing ``figsize`` and ``dpi`` here matters beyond looks:
+nbval compares the ``text/plain`` repr of every figure
+(``<Figure size 640x400 with 1 Axes>``), which changes with the defaults of
+matplotlib-inline unless the size is set explicitly.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+
+__all__ = ["STYLE", "PALETTE", "use_style", "figure", "save"]
+
+#: Colour-blind-safe palette (Okabe–Ito), in the order curves are drawn.
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+
+STYLE = {
+    "figure.figsize": (6.4, 4.0),
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": mpl.cycler(color=PALETTE),
+    "legend.frameon": False,
+    "lines.linewidth": 1.6,
+    "svg.hashsalt": "renyi-compendium",
+}
+
+
+def use_style() -> None:
+    """Apply the book's rcParams to the current matplotlib session."""
+    mpl.rcParams.update(STYLE)
+
+
+def figure(ncols: int = 1, nrows: int = 1, *, width: float = 6.4, height: float = 4.0, **kwargs):
+    """``plt.subplots`` with the book's size conventions; returns ``(fig, axes)``."""
+    with mpl.rc_context(STYLE):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kwargs)
+    return fig, axes
+
+
+def save(fig, path) -> None:
+    """Save without embedded dates or versions, so identical figures are identical files."""
+    fig.savefig(path, metadata={"Software": None} if str(path).endswith(".png") else {"CreationDate": None})
