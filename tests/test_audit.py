@@ -1,0 +1,215 @@
+"""The floored-softmax estimator, the delta-method bound and its validation by simulation.
+
+Simulation tests are seeded; tolerances leave room for Monte-Carlo error
+(200 replicates: a true coverage of 0.95 falls below 0.90 with probability < 0.5%).
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import stats
+
+from renyi.audit import (LowerBound, audit, default_floor, floored_estimate, rdp_lower_bound,
+                         second_order_bias, softmax_derivative, softmax_floor)
+from renyi.divergence import renyi_divergence
+from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
+
+X, X_PRIME = ADJACENT_PAIR
+
+
+# ------------------------------------------------------------- softmax (13)
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(-10, 10), st.floats(1e-6, 1.0), st.floats(0.1, 1e6))
+def test_softmax_floor_bounds(t, tau, beta):
+    value = float(softmax_floor(t, tau, beta))
+    hard = max(t, tau)
+    assert hard - 1e-12 <= value <= hard + math.log(2) / beta + 1e-12
+
+
+def test_softmax_matches_definition_and_derivative():
+    t = np.linspace(-0.01, 0.03, 101)
+    tau, beta = 0.01, 300.0
+    direct = np.log(np.exp(beta * t) + np.exp(beta * tau)) / beta
+    np.testing.assert_allclose(softmax_floor(t, tau, beta), direct, rtol=1e-13)
+    pi_direct = np.exp(beta * t) / (np.exp(beta * t) + np.exp(beta * tau))
+    np.testing.assert_allclose(softmax_derivative(t, tau, beta), pi_direct, rtol=1e-12)
+    eps = 1e-7
+    fd = (softmax_floor(t + eps, tau, beta) - softmax_floor(t - eps, tau, beta)) / (2 * eps)
+    np.testing.assert_allclose(softmax_derivative(t, tau, beta), fd, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["gaussian", "laplace"])
+@pytest.mark.parametrize("lam", [2, 5])
+def test_floored_divergence_is_below_the_truth_and_converges(name, lam):
+    """Exact curves: D(p, q_tau) <= D(p, q), increasing to it as tau -> 0."""
+    mech = MECHANISMS[name]
+    t, dx = np.linspace(-150, 150, 300_001, retstep=True)
+    p, q = np.exp(mech.logpdf(X)(t)), np.exp(mech.logpdf(X_PRIME)(t))
+    values = [floored_estimate(p, q, lam, tau, 1 / tau, dx)[0] for tau in (1e-2, 1e-3, 1e-4, 1e-6, 1e-9)]
+    truth = mech.target(lam)
+    assert all(v <= truth + 1e-9 for v in values)
+    assert all(a <= b + 1e-12 for a, b in zip(values[:-1], values[1:]))
+    assert values[-1] == pytest.approx(truth, rel=1e-4)
+
+
+# --------------------------------------------------------------- eq. (18)
+
+def test_variance_is_eq_18_as_printed():
+    """Linear-space transcription of eq. (18) against the log-space implementation."""
+    p = np.array([0.1, 0.4, 0.3, 0.2])
+    q = np.array([0.25, 0.25, 0.45, 0.05])
+    lam, tau, beta = 3.0, 0.08, 1 / 0.08
+    qt = np.log(np.exp(beta * q) + np.exp(beta * tau)) / beta
+    pi = np.exp(beta * q) / (np.exp(beta * q) + np.exp(beta * tau))
+    F = np.sum(p**lam * qt ** (1 - lam))
+    s1 = lam**2 * (np.sum(p ** (2 * lam - 1) * qt ** (2 - 2 * lam)) - F**2)
+    s2 = (1 - lam) ** 2 * (np.sum(pi**2 * qt ** (-2 * lam) * q * p ** (2 * lam))
+                           - np.sum(pi * qt ** (-lam) * q * p**lam) ** 2)
+    sigma2 = (s1 + s2) / ((lam - 1) * F) ** 2
+    est, var_p, var_q = floored_estimate(p, q, lam, tau, beta)
+    assert est == pytest.approx(math.log(F) / (lam - 1), rel=1e-13)
+    assert var_p + var_q == pytest.approx(sigma2, rel=1e-10)
+    assert var_p == pytest.approx(s1 / ((lam - 1) * F) ** 2, rel=1e-10)
+
+
+def test_unequal_sizes_reduce_to_eq_18():
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 6, 4000), rng.integers(0, 6, 4000)
+    b[b == 5] = 0
+    res = rdp_lower_bound(a, b, 2.0, floor=1e-3)
+    _, var_p, var_q = floored_estimate(*_rfe(a, b), 2.0, 1e-3, 1e3)
+    assert res.std_error == pytest.approx(math.sqrt((var_p + var_q) / 4000), rel=1e-12)
+    assert res.sigma == pytest.approx(math.sqrt(var_p + var_q), rel=1e-12)
+    res2 = rdp_lower_bound(a, b[:1000], 2.0, floor=1e-3)
+    _, vp2, vq2 = floored_estimate(*_rfe(a, b[:1000]), 2.0, 1e-3, 1e3)
+    assert res2.std_error == pytest.approx(math.sqrt(vp2 / 4000 + vq2 / 1000), rel=1e-12)
+
+
+def _rfe(a, b):
+    from renyi.density import relative_frequencies
+    est = relative_frequencies(a, b)
+    return est.p, est.q
+
+
+def test_bias_formula_against_monte_carlo_discrete():
+    """Second-order bias estimate vs the Monte-Carlo bias of the plug-in on a small pmf."""
+    p = np.array([0.5, 0.3, 0.15, 0.05])
+    q = np.array([0.3, 0.3, 0.3, 0.1])
+    lam, tau, beta, n = 4.0, 1e-3, 1e3, 400
+    rng = np.random.default_rng(9)
+    plug = [floored_estimate(rng.multinomial(n, p) / n, rng.multinomial(n, q) / n, lam, tau, beta)[0]
+            for _ in range(20_000)]
+    mc_bias = np.mean(plug) - floored_estimate(p, q, lam, tau, beta)[0]
+    _, vp, vq = floored_estimate(p, q, lam, tau, beta)
+    predicted = second_order_bias(p, q, lam, tau, beta, 1.0, n, n) - 0.5 * (lam - 1) * (vp + vq) / n
+    assert mc_bias > 0
+    assert predicted == pytest.approx(mc_bias, rel=0.25)
+
+
+# ------------------------------------------------------------ simulations
+
+def _replicates(name, n, orders, reps, seed):
+    mech = MECHANISMS[name]
+    rng = np.random.default_rng(seed)
+    return np.array([[(b.lower, b.estimate, b.std_error) for b in audit(mech, X, X_PRIME, n, orders, rng=r)]
+                     for r in rng.spawn(reps)])
+
+
+@pytest.fixture(scope="module")
+def gaussian_runs():
+    return _replicates("gaussian", 20_000, [2, 5], 200, 101)
+
+
+def test_standard_error_matches_monte_carlo_spread(gaussian_runs):
+    mc_sd = gaussian_runs[:, :, 1].std(axis=0, ddof=1)
+    mean_se = gaussian_runs[:, :, 2].mean(axis=0)
+    np.testing.assert_allclose(mean_se, mc_sd, rtol=0.20)
+
+
+@pytest.mark.parametrize("name,n", [("gaussian", 20_000), ("laplace", 20_000), ("randomized_response", 2_000)])
+def test_coverage_of_the_95_percent_bound(name, n, gaussian_runs):
+    runs = gaussian_runs if name == "gaussian" else _replicates(name, n, [2, 5], 200, 202)
+    targets = np.array([MECHANISMS[name].target(lam) for lam in (2, 5)])
+    coverage = (runs[:, :, 0] <= targets).mean(axis=0)
+    assert np.all(coverage >= 0.90), coverage
+
+
+def test_tightness_gaussian_one_million():
+    bound = audit("gaussian", X, X_PRIME, 1_000_000, 2, rng=np.random.default_rng(303))
+    assert bound.lower >= 0.85 * 0.04, bound
+    assert bound.lower <= 0.04
+
+
+def test_orders_share_one_fit_and_scalar_returns_one():
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(1, 5, 5000), rng.normal(0, 5, 5000)
+    many = rdp_lower_bound(a, b, [2, 5, 7])
+    one = rdp_lower_bound(a, b, 5)
+    assert isinstance(one, LowerBound) and len(many) == 3
+    assert many[1] == one
+    assert one.bandwidth > 0 and one.floor == pytest.approx(default_floor(5000, bandwidth=one.bandwidth))
+    assert one.beta == pytest.approx(1 / one.floor)
+    printed = rdp_lower_bound(a, b, 5, bias_correction=False)
+    assert printed.lower == pytest.approx(printed.estimate + stats.norm.ppf(0.05) * printed.std_error)
+
+
+def test_audit_with_a_black_box_callable():
+    def sampler(db, n, rng):
+        return np.sum(db) + rng.normal(0, 1.0, n)
+    res = audit(sampler, X, X_PRIME, 50_000, [2], rng=np.random.default_rng(4))
+    assert 0.5 < res[0].lower < 1.0 + 1e-9  # truth is 2/2 = 1
+
+
+def test_discrete_inference():
+    rng = np.random.default_rng(2)
+    rr = MECHANISMS["randomized_response"]
+    res = rdp_lower_bound(rr.sample(X, 5000, rng), rr.sample(X_PRIME, 5000, rng), 2)
+    assert res.discrete and res.bandwidth is None and res.cells > 100
+
+
+# -------------------------------------------------------------- bad input
+
+GOOD = np.random.default_rng(0).normal(size=100)
+
+
+@pytest.mark.parametrize("kwargs,exc,match", [
+    (dict(samples_p=[]), ValueError, "samples_p is empty"),
+    (dict(samples_p=np.array([1.0, np.nan] * 10)), ValueError, "NaN"),
+    (dict(samples_q=np.array([1.0, np.inf] * 10)), ValueError, "samples_q contains 10 NaN or infinite"),
+    (dict(samples_p=np.float64(3.0)), ValueError, "got a scalar"),
+    (dict(samples_p="abc"), TypeError, "samples_p must be an array"),
+    (dict(orders=1), ValueError, "orders must be > 1"),
+    (dict(orders=0.5), ValueError, "orders must be > 1"),
+    (dict(orders=float("inf")), ValueError, "orders must be finite"),
+    (dict(orders=[2, float("nan")]), ValueError, r"orders\[1\] must be finite"),
+    (dict(orders=[]), ValueError, "orders must not be empty"),
+    (dict(alpha=0), ValueError, "alpha must lie strictly between 0 and 1"),
+    (dict(alpha=1.5), ValueError, "alpha"),
+    (dict(samples_p=np.ones(100)), ValueError, "zero spread"),
+    (dict(floor=-1e-3), ValueError, "floor must be > 0"),
+    (dict(beta=0), ValueError, "beta must be > 0"),
+    (dict(bandwidth=-0.1), ValueError, "bandwidth must be > 0"),
+    (dict(samples_p=np.arange(100)), ValueError, "looks discrete"),
+    (dict(samples_p=GOOD.reshape(50, 2), samples_q=GOOD.reshape(50, 2), discrete=False), ValueError, "must be 1-D"),
+    (dict(discrete="yes"), TypeError, "discrete must be"),
+    (dict(bias_correction=None), TypeError, "bias_correction"),
+    (dict(samples_p=np.zeros((2, 2, 2))), ValueError, "2-D with one outcome per row"),
+])
+def test_bad_input_is_a_clear_error(kwargs, exc, match):
+    args = dict(samples_p=GOOD, samples_q=GOOD + 1, orders=2)
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        rdp_lower_bound(args.pop("samples_p"), args.pop("samples_q"), args.pop("orders"), **args)
+
+
+def test_audit_bad_input():
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="unknown mechanism"):
+        audit("nope", X, X_PRIME, 100, 2, rng=rng)
+    with pytest.raises(TypeError, match="rng must be"):
+        audit("gaussian", X, X_PRIME, 100, 2, rng=1)
+    with pytest.raises(ValueError, match="n must be an integer >= 2"):
+        audit("gaussian", X, X_PRIME, 1, 2, rng=rng)
