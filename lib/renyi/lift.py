@@ -624,7 +624,8 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 6
     if k == 1:
         params = np.array([[1.0, -1.0]])
     elif k == 2:
-        params = np.linspace(0, 2 * np.pi, 1441)[:-1][None, :]
+        seeds = _seed_directions(model, basis)
+        params = np.concatenate([np.linspace(0, 2 * np.pi, 1441)[:-1], np.arctan2(seeds[1], seeds[0])])[None, :]
     else:
         params = rng.standard_normal((k, 1000 * k))
         params = np.concatenate([params, np.eye(k), -np.eye(k), _seed_directions(model, basis)], axis=1)
