@@ -563,10 +563,18 @@ def _objective(model, q):
 
 
 def _solve_lp(model, q, gains):
-    res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method="highs-ds")
+    res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method="highs-ds",
+                           options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
     if res.status != 0:
         raise RuntimeError(f"linear program failed: {res.message}")
-    return -res.fun, res.x, res.eqlin.marginals
+    weights = res.x
+    # Polish: on the basis support, the barycentre equations determine the weights exactly.
+    support = np.flatnonzero(weights > 1e-12)
+    exact, *_ = np.linalg.lstsq(q[:, support], model.p_y, rcond=None)
+    if np.all(exact >= 0) and np.allclose(q[:, support] @ exact, model.p_y, atol=1e-14, rtol=0):
+        weights = np.zeros_like(weights)
+        weights[support] = exact
+    return float(gains @ weights), weights, res.eqlin.marginals
 
 
 def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 60, seed: int = 0):
