@@ -44,7 +44,7 @@ from .audit import default_floor, floored_estimate, rdp_lower_bound, second_orde
 from .density import default_bandwidth, kde_on_grid
 from .mechanisms import ADJACENT_PAIR, MECHANISMS
 
-__all__ = ["ROOT_SEED", "SWEEPS", "Task", "tasks_for", "run_task", "run_sweeps", "main"]
+__all__ = ["ROOT_SEED", "SWEEPS", "Task", "tasks_for", "run_task", "run_sweeps", "read_rows", "summarize", "main"]
 
 #: Root entropy of every Part I sweep (minted once with SeedSequence().entropy, then fixed).
 ROOT_SEED = 0x5EED_2026_1129_0001
@@ -196,6 +196,29 @@ def read_rows(path) -> list[dict]:
         for row in csv.DictReader(fh):
             out.append({k: (int(v) if k in ("n", "replicate") else (v if k == "mechanism" else
                             (None if v == "" else float(v)))) for k, v in row.items()})
+    return out
+
+
+def summarize(rows, by=("mechanism", "n", "order"), *, column="lower") -> list[dict]:
+    r"""Per-group summaries of a sweep: replicates, mean of ``column``/target, 5–95 % band, coverage.
+
+    Coverage is the fraction of replicates with ``lower <= target``, i.e. with
+    a valid lower bound.  Returns one dict per group, sorted by the group key.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in by), []).append(row)
+    out = []
+    for key in sorted(groups, key=lambda k: tuple(str(v) if isinstance(v, str) else v for v in k)):
+        g = groups[key]
+        values = np.array([r[column] for r in g])
+        target = g[0]["target"]
+        entry = dict(zip(by, key))
+        entry.update(replicates=len(g), target=target, mean=float(values.mean()),
+                     q05=float(np.quantile(values, 0.05)), q95=float(np.quantile(values, 0.95)),
+                     mean_ratio=float(values.mean() / target),
+                     coverage=float(np.mean([r["lower"] <= r["target"] for r in g])))
+        out.append(entry)
     return out
 
 

@@ -1,0 +1,43 @@
+"""Nikol'ski moduli against closed forms, and the baseline estimators."""
+
+import math
+
+import numpy as np
+import pytest
+
+from renyi.baselines import hard_floor_plugin, histogram_renyi, naive_plugin
+from renyi.divergence import renyi_divergence
+from renyi.smoothness import (gaussian_derivative, holder_exponent, l2_modulus, laplace_derivative,
+                              laplace_modulus_closed_form)
+
+
+def test_laplace_weak_derivative_modulus_matches_closed_form_and_slope_half():
+    u = np.geomspace(1e-3, 1e-1, 8)
+    numeric = l2_modulus(laplace_derivative(5.0, 1), u, lo=-200, hi=200, kinks=[0.0])
+    np.testing.assert_allclose(numeric, laplace_modulus_closed_form(u, 5.0), rtol=1e-7)
+    assert holder_exponent(u, numeric) == pytest.approx(0.5, abs=0.02)
+    assert np.all(laplace_modulus_closed_form(u, 5.0) <= np.sqrt(u) / 25)  # L = b^-2, s - 1 = 1/2
+
+
+def test_gaussian_derivatives_have_slope_one():
+    u = np.geomspace(1e-3, 1e-1, 8)
+    for k in (1, 2, 3):
+        w = l2_modulus(gaussian_derivative(5.0, k), u, lo=-80, hi=80)
+        assert holder_exponent(u, w) == pytest.approx(1.0, abs=0.02)
+
+
+def test_gaussian_derivative_against_finite_differences():
+    t = np.linspace(-3, 3, 13)
+    f0, f1 = gaussian_derivative(1.3, 0), gaussian_derivative(1.3, 1)
+    np.testing.assert_allclose(f1(t), (f0(t + 1e-6) - f0(t - 1e-6)) / 2e-6, rtol=1e-6, atol=1e-12)
+
+
+def test_plugins():
+    p, q = np.array([0.5, 0.5]), np.array([0.9, 0.1])
+    assert naive_plugin(p, q, 2) == pytest.approx(renyi_divergence(p, q, 2))
+    assert naive_plugin(p, np.array([1.0, 0.0]), 2) == math.inf
+    assert hard_floor_plugin(p, np.array([1.0, 0.0]), 2, 0.2) == pytest.approx(math.log(0.25 / 1 + 0.25 / 0.2))
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(1, 1, 10_000), rng.normal(0, 1, 10_000)
+    assert math.isnan(histogram_renyi(x, y, 2, bins=200))
+    assert 0.5 < histogram_renyi(x, y, 2, bins=10, range_=(-2, 3)) < 1.5
