@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import integrate, special, stats
+from scipy import special, stats
 
 from ._validation import as_order, as_positive_scalar, as_probability, as_real_array
 from .divergence import gaussian_renyi, laplace_renyi, renyi_divergence
@@ -258,11 +258,22 @@ class SubsampledMechanism(Mechanism):
 
 
 def _quadrature_renyi(logpdf_p, logpdf_q, lam, *, kinks=(), span=400.0) -> float:
-    r""":math:`D_\lambda` by adaptive quadrature on :math:`[-\text{span},\text{span}]` split at kinks."""
-    f = lambda t: math.exp(lam * float(logpdf_p(t)) + (1 - lam) * float(logpdf_q(t)))
-    cuts = np.concatenate([[-span], np.sort(kinks), [span]])
-    val = sum(integrate.quad(f, a, b, epsabs=0, epsrel=1e-12, limit=400)[0] for a, b in zip(cuts[:-1], cuts[1:]))
-    return math.log(val) / (lam - 1)
+    r""":math:`D_\lambda` by composite Gauss–Legendre quadrature in log space.
+
+    The line is cut at the kinks and then geometrically towards :math:`\pm` ``span``,
+    64 nodes per piece; the integrand is smooth on each piece, so the rule is
+    accurate to about 1e-13 relative, and vectorised (milliseconds).
+    """
+    nodes, weights = np.polynomial.legendre.leggauss(64)
+    k = np.sort(np.asarray(kinks, dtype=float))
+    left = k[0] - np.concatenate([[0.0], np.geomspace(0.25, span, 24)])[::-1]
+    right = k[-1] + np.concatenate([[0.0], np.geomspace(0.25, span, 24)])
+    cuts = np.unique(np.concatenate([left, k, right]))
+    a, b = cuts[:-1, None], cuts[1:, None]
+    t = (0.5 * (b - a) * nodes[None, :] + 0.5 * (a + b)).ravel()
+    logw = np.log((0.5 * (b - a) * weights[None, :]).ravel())
+    log_f = lam * logpdf_p(t) + (1 - lam) * logpdf_q(t) + logw
+    return float(special.logsumexp(log_f)) / (lam - 1)
 
 
 # ----------------------------------------------------- randomized response
