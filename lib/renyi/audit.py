@@ -28,7 +28,7 @@ from .density import default_bandwidth, kde_on_grid, relative_frequencies
 
 __all__ = [
     "LowerBound", "softmax_floor", "softmax_derivative", "floored_estimate",
-    "second_order_bias", "default_floor", "rdp_lower_bound", "audit",
+    "second_order_bias", "default_floor", "rdp_lower_bound", "audit", "FLOOR_RELATIVE_ERROR",
 ]
 
 #: Relative standard deviation of q_hat at the floor level, by kind of output (default tuning).

@@ -470,6 +470,7 @@ class NoisyGradientDescent(Mechanism):
         return lam / (4 * self.scale**2 * m**2) * (2 - self.eta) / (1 + a) * (1 - a)
 
 
+#: The seven mechanisms of Section IV with the paper's parameters, keyed by name.
 MECHANISMS: dict[str, Mechanism] = {
     "laplace": LaplaceMechanism(),
     "gaussian": GaussianMechanism(),
