@@ -548,7 +548,7 @@ def _boundary(model, dirs, eps, alpha):
         q_cap = p_y[:, None] + caps * dirs
         ok = model.phi(q_cap, alpha) <= level
         lo, hi = np.zeros_like(caps), caps.copy()
-        for _ in range(100):
+        for _ in range(64):  # caps <= 1/min P_Y, so 2^-64 of it is below double precision of q
             mid = 0.5 * (lo + hi)
             inside = model.phi(p_y[:, None] + mid * dirs, alpha) <= level
             lo = np.where(inside, mid, lo)
@@ -565,6 +565,8 @@ def _objective(model, q):
 def _solve_lp(model, q, gains):
     res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method="highs-ds",
                            options={"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10})
+    if res.status != 0:  # tight tolerances occasionally stall HiGHS; the polish below restores accuracy
+        res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method="highs-ds")
     if res.status != 0:
         raise RuntimeError(f"linear program failed: {res.message}")
     weights = res.x
@@ -645,7 +647,7 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 6
     # Zoom rounds: add fine local covers around the active points and re-solve.  The LP
     # value is achieved by a valid mechanism at every round and increases to V_chi2.
     width = 2 * np.pi / 1440 if k == 2 else 0.05
-    for _ in range((max_rounds if k == 2 else min(max_rounds, 8)) if k > 1 else 0):
+    for _ in range((max_rounds if k == 2 else min(max_rounds, 14)) if k > 1 else 0):
         active = all_params[:, (weights > 1e-14) & ~np.isnan(all_params[0])]
         if k == 2:
             local = (active[0][:, None] + np.linspace(-width, width, 201)[None, :]).ravel()[None, :]
@@ -656,23 +658,37 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 6
             coords = local
         q = np.concatenate([q, _boundary(model, dirs_from(coords), eps, alpha)], axis=1)
         all_params = np.concatenate([all_params, local], axis=1)
-        if k > 2:  # column generation: price boundary points with the LP duals
-            def neg_reduced(c):
-                qq = _boundary(model, dirs_from(c[:, None]), eps, alpha)
-                return -(_objective(model, qq) - duals @ qq)[0]
-            starts = np.concatenate([active, rng.standard_normal((k, 2))], axis=1)
-            found = [optimize.minimize(neg_reduced, c0, method="Nelder-Mead",
-                                       options={"xatol": 1e-8, "fatol": 1e-14, "maxiter": 60 * k}).x
-                     for c0 in starts.T]
-            found = np.array(found).T
-            q = np.concatenate([q, _boundary(model, dirs_from(found), eps, alpha)], axis=1)
-            all_params = np.concatenate([all_params, found], axis=1)
+        if k > 2:  # column generation: a fresh global cloud, priced with the LP duals; keep the best
+            cloud = rng.standard_normal((k, 500 * k))
+            qq = _boundary(model, dirs_from(cloud), eps, alpha)
+            priced = _objective(model, qq) - duals @ qq
+            best = np.argsort(priced)[-8:]
+            q = np.concatenate([q, qq[:, best]], axis=1)
+            all_params = np.concatenate([all_params, cloud[:, best]], axis=1)
         new_value, weights, duals = _solve_lp(model, q, _objective(model, q))
         improvement = new_value - value
         value = new_value
-        width /= 20 if k == 2 else 3
+        width /= 20 if k == 2 else 2
         if improvement <= 0.01 * rtol * max(value, 1e-12) and (k == 2 and width < 1e-9 or k > 2 and width < 1e-4):
             break
+    for _ in range(3 if k > 2 else 0):
+        # Polish: Nelder-Mead pricing from each active point (column generation with local search).
+        active = all_params[:, (weights > 1e-14) & ~np.isnan(all_params[0])]
+
+        def neg_reduced(c):
+            qq = _boundary(model, dirs_from(c[:, None]), eps, alpha)
+            return -(_objective(model, qq) - duals @ qq)[0]
+
+        found = np.array([optimize.minimize(neg_reduced, c0, method="Nelder-Mead",
+                                            options={"xatol": 1e-9, "fatol": 1e-15, "maxiter": 80 * k}).x
+                          for c0 in active.T]).T
+        q = np.concatenate([q, _boundary(model, dirs_from(found), eps, alpha)], axis=1)
+        all_params = np.concatenate([all_params, found], axis=1)
+        new_value, weights, duals = _solve_lp(model, q, _objective(model, q))
+        if new_value - value <= 0.01 * rtol * max(new_value, 1e-12):
+            value = new_value
+            break
+        value = new_value
     keep = weights > 1e-12
     return _build(model, weights[keep], q[:, keep], eps, alpha)
 
