@@ -27,6 +27,8 @@ def refresh(path: Path) -> None:
             for out in cell.get("outputs", []):
                 if out.get("name") == "stderr":
                     raise SystemExit(f"{path}: a cell wrote to stderr:\n{out.get('text', '')}")
+                if out.get("output_type") == "error":  # e.g. a figure that fails to render
+                    raise SystemExit(f"{path}: a cell produced an error: {out.get('ename')}: {out.get('evalue')}")
     nb.metadata.pop("widgets", None)
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     nbformat.write(nb, path)
