@@ -16,6 +16,18 @@ import nbformat
 from nbclient import NotebookClient
 
 
+def _merge_streams(outputs):
+    """Join consecutive chunks of one stream: how the kernel splits them depends on timing."""
+    merged = []
+    for out in outputs:
+        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == out.get("name")):
+            merged[-1]["text"] = "".join(merged[-1]["text"]) + "".join(out["text"])
+        else:
+            merged.append(out)
+    return merged
+
+
 def refresh(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, kernel_name="python3", timeout=1800, record_timing=False,
@@ -24,6 +36,7 @@ def refresh(path: Path) -> None:
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         if cell.cell_type == "code":
+            cell.outputs = _merge_streams(cell.outputs)
             for out in cell.get("outputs", []):
                 if out.get("name") == "stderr":
                     raise SystemExit(f"{path}: a cell wrote to stderr:\n{out.get('text', '')}")
