@@ -13,16 +13,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
 from ._validation import as_order, as_positive_scalar, as_real_array
+from .divergence import log_integral
 
 __all__ = ["naive_plugin", "hard_floor_plugin", "histogram_renyi"]
-
-
-def _log_integral(log_terms, dx):
-    finite = log_terms[np.isfinite(log_terms)]
-    return float(logsumexp(finite)) + math.log(dx) if finite.size else -math.inf
 
 
 def naive_plugin(p_hat, q_hat, order, dx=1.0) -> float:
@@ -32,7 +27,7 @@ def naive_plugin(p_hat, q_hat, order, dx=1.0) -> float:
     if np.any((p > 0) & (q <= 0)):
         return math.inf
     on = p > 0
-    return _log_integral(lam * np.log(p[on]) + (1 - lam) * np.log(q[on]), dx) / (lam - 1)
+    return log_integral(lam * np.log(p[on]) + (1 - lam) * np.log(q[on]), dx) / (lam - 1)
 
 
 def hard_floor_plugin(p_hat, q_hat, order, floor, dx=1.0) -> float:
