@@ -28,7 +28,8 @@ from .density import default_bandwidth, kde_on_grid, relative_frequencies
 
 __all__ = [
     "LowerBound", "softmax_floor", "softmax_derivative", "floored_estimate",
-    "second_order_bias", "default_floor", "rdp_lower_bound", "audit", "FLOOR_RELATIVE_ERROR",
+    "second_order_bias", "bound_from_densities", "default_floor", "rdp_lower_bound", "audit",
+    "FLOOR_RELATIVE_ERROR",
 ]
 
 #: Relative standard deviation of q_hat at the floor level, by kind of output (default tuning).
@@ -216,6 +217,25 @@ def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_fac
     return b_over_f / (lam - 1)
 
 
+def bound_from_densities(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, *, bandwidth=None, alpha=0.05,
+                         bias_correction=True):
+    r"""Steps 3–5 on given density estimates: ``(estimate, std_error, bias, lower)``.
+
+    ``bandwidth`` is the KDE's :math:`h` (``None`` for relative frequencies),
+    which sets the pointwise variance used by :func:`second_order_bias`.
+    :func:`rdp_lower_bound` calls this after fitting the densities; it is
+    public so that sweeps over :math:`(\tau,\beta)` can reuse one fit.
+    """
+    lam = float(order)
+    estimate, var_p, var_q = floored_estimate(p_hat, q_hat, lam, floor, beta, dx)
+    se = math.sqrt(var_p / n_p + var_q / n_q)
+    kernel_factor = 1.0 if bandwidth is None else _KERNEL_ROUGHNESS / bandwidth
+    bias = (second_order_bias(p_hat, q_hat, lam, floor, beta, dx, n_p, n_q, kernel_factor)
+            - 0.5 * (lam - 1) * se * se)
+    centre = estimate - bias if bias_correction else estimate
+    return estimate, se, bias, centre + stats.norm.ppf(alpha) * se
+
+
 def default_floor(n: int, *, bandwidth: float | None = None,
                   relative_error: float | None = None) -> float:
     r"""Default :math:`\tau`: the density level below which :math:`\hat q` is mostly noise.
@@ -385,17 +405,13 @@ def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, 
         tau = default_floor(min(n_p, n_q), bandwidth=h) if floor is None else as_positive_scalar(floor, "floor")
     beta_used = 1.0 / tau if beta is None else beta
 
-    z = stats.norm.ppf(alpha)
-    kernel_factor = 1.0 if h is None else _KERNEL_ROUGHNESS / h
     results = []
     for lam in order_list:
-        estimate, var_p, var_q = floored_estimate(p_hat, q_hat, lam, tau, beta_used, dx)
-        se = math.sqrt(var_p / n_p + var_q / n_q)
-        bias = (second_order_bias(p_hat, q_hat, lam, tau, beta_used, dx, n_p, n_q, kernel_factor)
-                - 0.5 * (lam - 1) * se * se)
-        centre = estimate - bias if bias_correction else estimate
+        estimate, se, bias, lower = bound_from_densities(p_hat, q_hat, lam, tau, beta_used, dx, n_p, n_q,
+                                                         bandwidth=h, alpha=alpha,
+                                                         bias_correction=bool(bias_correction))
         results.append(LowerBound(order=float(lam), estimate=float(estimate), std_error=float(se),
-                                  lower=float(centre + z * se), alpha=alpha, n_p=n_p, n_q=n_q,
+                                  lower=float(lower), alpha=alpha, n_p=n_p, n_q=n_q,
                                   bandwidth=None if h is None else float(h), floor=float(tau),
                                   beta=float(beta_used), discrete=is_discrete, cells=int(cells),
                                   bias=float(bias), bias_corrected=bool(bias_correction)))

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .audit import default_floor, floored_estimate, rdp_lower_bound, second_order_bias
+from .audit import bound_from_densities, default_floor, rdp_lower_bound
 from .density import default_bandwidth, kde_on_grid
 from .mechanisms import ADJACENT_PAIR, MECHANISMS
 
@@ -142,9 +142,6 @@ def run_task(task: Task) -> list[dict]:
 
 
 def _tuning_rows(task, mech, a, b, rep, spec):
-    from scipy.stats import norm
-
-    z = norm.ppf(0.05)
     h0 = default_bandwidth(a, b)
     tau0 = default_floor(task.n, bandwidth=h0)
     rows = []
@@ -159,14 +156,12 @@ def _tuning_rows(task, mech, a, b, rep, spec):
         tau = tau0 * tf
         beta = bt / tau
         for lam in spec["orders"]:
-            est, vp, vq = floored_estimate(grid.p, grid.q, lam, tau, beta, grid.dx)
-            se = float(np.sqrt(vp / a.size + vq / b.size))
-            bias = (second_order_bias(grid.p, grid.q, lam, tau, beta, grid.dx, a.size, b.size,
-                                      1 / (2 * np.sqrt(np.pi) * h)) - 0.5 * (lam - 1) * se * se)
+            est, se, bias, lower = bound_from_densities(grid.p, grid.q, lam, tau, beta, grid.dx, a.size, b.size,
+                                                        bandwidth=h)
             rows.append({"mechanism": task.mechanism, "n": task.n, "replicate": rep, "order": lam,
                          "target": mech.target(lam), "bandwidth_factor": hf, "floor_factor": tf,
                          "beta_tau": bt, "bandwidth": h, "floor": tau, "beta": beta, "estimate": est,
-                         "std_error": se, "bias": bias, "lower": est - bias + z * se})
+                         "std_error": se, "bias": bias, "lower": lower})
     return rows
 
 
