@@ -13,7 +13,6 @@ from scipy import stats
 
 from renyi.audit import (LowerBound, audit, default_floor, floored_estimate, rdp_lower_bound,
                          second_order_bias, softmax_derivative, softmax_floor)
-from renyi.divergence import renyi_divergence
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
 
 X, X_PRIME = ADJACENT_PAIR

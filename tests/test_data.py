@@ -4,7 +4,6 @@ import hashlib
 import json
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from renyi import experiments

@@ -1,6 +1,5 @@
 """Density estimators: the FGT grid KDE against direct sums, RFE, bandwidth rules."""
 
-import math
 
 import numpy as np
 import pytest

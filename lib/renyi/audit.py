@@ -201,7 +201,7 @@ def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_fac
     when many cells sit just above the floor.
     """
     lam = float(order)
-    lp, lq = _log(p_hat), _log(q_hat)
+    lp = _log(p_hat)
     qt = softmax_floor(q_hat, floor, beta)
     lqt = np.log(qt)
     pi = softmax_derivative(q_hat, floor, beta)

@@ -40,7 +40,7 @@ consistent with every recovered fragment (see the Part II chapters):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import linalg, optimize
