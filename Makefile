@@ -1,24 +1,47 @@
 # Executable research compendium on Rényi-divergence privacy.
-# Every target bootstraps .venv on first use (Python 3.11, pinned requirements,
-# `pip install -e .`), so a fresh clone needs only `make book` or `make test`.
+# Every target bootstraps .venv on first use (pinned requirements, `pip install -e .`),
+# so a fresh clone needs only `make book` or `make test`.
+#
+# The interpreter: the first of python3.11, python3.12, python3.13, python3 that runs
+# and is 3.11-3.13 (tools/find-python); `make PYTHON=/path/to/python3.x ...` overrides.
+# A different interpreter, or changed requirements, rebuilds .venv.
 
-PYTHON ?= python3.11
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
-NB     := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell sh tools/find-python)
+endif
+VENV     := .venv
+BIN      := $(VENV)/bin
+PYVER    := $(shell $(PYTHON) -c 'import sys; print(sys.version.split()[0])' 2>/dev/null)
+PYMM     := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+STAMP    := $(VENV)/.installed-$(PYVER)
+TESTSTAMP := $(VENV)/.installed-test-$(PYVER)
+NB       := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
+NBVAL    := $(BIN)/python -m pytest -q --nbval --nbval-current-env \
+            --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help install book book-fresh test unit nbval book-check renotebook data bench clean
+.PHONY: help install book book-fresh test unit nbval nbval-simd book-check renotebook data \
+        bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
 
 $(STAMP): requirements.txt pyproject.toml
-	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; run 'make PYTHON=/path/to/python3.11 ...'" >&2; exit 1; }
+	@test -n "$(PYTHON)" || { echo "error: no Python 3.11-3.13 found (tried python3.11, python3.12, python3.13, python3); install one, or run 'make PYTHON=/path/to/python3.x ...'" >&2; exit 1; }
+	@test -n "$(PYVER)" || { echo "error: '$(PYTHON)' does not run; pass a working interpreter, e.g. 'make PYTHON=python3.12 ...'" >&2; exit 1; }
+	@$(PYTHON) -c 'import sys; assert (3, 11) <= sys.version_info[:2] <= (3, 13)' 2>/dev/null || { echo "error: $(PYTHON) is Python $(PYVER); the compendium supports 3.11-3.13" >&2; exit 1; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "error: $(PYTHON) has no working venv module; on Debian/Ubuntu install it with: apt install python3-venv (or python$(PYMM)-venv)" >&2; exit 1; }
+	@echo "using $(PYTHON) (Python $(PYVER)) for $(VENV)"
+	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python -c 'import sys; print(sys.version.split()[0])' 2>/dev/null)" != "$(PYVER)" ]; then \
+	    echo "$(VENV) was made with another interpreter; rebuilding it"; rm -rf $(VENV); fi
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+$(TESTSTAMP): $(STAMP) requirements-test.txt
+	$(BIN)/python -m pip install --quiet -r requirements-test.txt
 	@touch $@
 
 install: $(STAMP)  ## create .venv with the pinned environment and the library
@@ -31,17 +54,29 @@ book-fresh: $(STAMP)  ## rebuild from scratch (needed after changes in lib/ or d
 	$(BIN)/jupyter-book clean --all .
 	$(MAKE) book
 
-unit: $(STAMP)  ## library unit, property and data tests
-	$(BIN)/python -m pytest -q tests
+unit: $(TESTSTAMP)  ## library unit, property and data tests (with the optional dask extra)
+	RENYI_REQUIRE_OPTIONAL=1 $(BIN)/python -m pytest -q tests
 
 nbval: $(STAMP)  ## re-run every chapter and compare with its stored outputs
-	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg book
+	$(NBVAL) book
+
+# numpy picks SIMD kernels by CPU, and their last bits differ; stored outputs must not.
+# Re-run the chapters with every dispatchable SIMD extension this CPU has switched off,
+# i.e. on the baseline code path that an older CPU takes (tests/simd_features.py).
+nbval-simd: $(STAMP)  ## nbval again on numpy's baseline SIMD path (a second CPU)
+	@feats="$$($(BIN)/python tests/simd_features.py)"; \
+	if [ -z "$$feats" ]; then \
+	    echo "nbval-simd: skipped, numpy dispatches no SIMD extension beyond its baseline on this CPU"; \
+	else \
+	    echo "nbval-simd: NPY_DISABLE_CPU_FEATURES=\"$$feats\""; \
+	    NPY_DISABLE_CPU_FEATURES="$$feats" $(NBVAL) book; \
+	fi
 
 book-check: $(STAMP)  ## build the book from a clean _build with warnings as errors
 	rm -rf _build/check
 	$(BIN)/jupyter-book build . --path-output _build/check -W -n --keep-going
 
-test: unit nbval book-check  ## everything CI runs
+test: unit nbval nbval-simd book-check  ## everything CI runs
 
 renotebook: $(STAMP)  ## re-execute chapters in place, deterministically (NB="book/x.ipynb" for one)
 	$(BIN)/python tests/refresh_notebooks.py $(NB)

@@ -31,3 +31,62 @@ def test_stored_outputs_are_clean(path):
         for out in cell.get("outputs", []):
             assert out.get("name") != "stderr", f"code cell {i} wrote to stderr"
             assert out["output_type"] != "error", f"code cell {i} raised {out.get('ename')}"
+
+
+# A float literal in stored text: digits, optional fraction, optional exponent.
+_FLOAT = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])")
+#: Significant digits from which a stored number carries CPU-dependent last bits.
+MAX_SIGNIFICANT = 11
+
+
+def _significant_digits(literal: str, *, trailing_zeros: bool = True) -> int:
+    digits = literal.lower().lstrip("+-").split("e")[0].replace(".", "").lstrip("0")
+    return len(digits if trailing_zeros else digits.rstrip("0"))
+
+
+def cpu_dependent_numbers(notebook: Path):
+    """(cell, literal, reason) for every stored number whose digits depend on the CPU.
+
+    Two kinds: a float with 12 or more significant digits (its last bits come from
+    numpy's SIMD kernels, which differ between CPU generations), and a non-zero
+    magnitude below 1e-12 with two or more digits (a round-off error, all of whose
+    digits are such bits).
+    """
+    found = []
+    code = [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
+    for i, cell in enumerate(code):
+        for out in cell.get("outputs", []):
+            texts = ["".join(out["text"])] if "text" in out else []
+            for mime, value in out.get("data", {}).items():
+                if mime.startswith("image/") or "/image/" in mime:
+                    continue  # figures, including glued ones
+                texts.append("".join(value) if isinstance(value, list) else str(value))
+            for text in texts:
+                for match in _FLOAT.finditer(text):
+                    literal = match.group()
+                    if not any(ch in literal for ch in ".eE"):
+                        continue  # integers are exact
+                    if _significant_digits(literal) > MAX_SIGNIFICANT:
+                        found.append((i, literal, "more than 11 significant digits"))
+                    elif 0 < abs(float(literal)) < 1e-12 and _significant_digits(literal, trailing_zeros=False) > 1:
+                        # one non-zero digit (1e-14, 1.0e-14) is a parameter, not a measured error
+                        found.append((i, literal, "round-off level; print it with format_roundoff"))
+    return found
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_stored_numbers_do_not_depend_on_the_cpu(path):
+    bad = cpu_dependent_numbers(path)
+    assert not bad, f"{path.name}: " + "; ".join(f"cell {i}: {lit} ({why})" for i, lit, why in bad)
+
+
+def test_the_cpu_guard_catches_a_full_precision_glue(tmp_path):
+    nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}
+    nb["cells"].append({"cell_type": "code", "execution_count": 99, "metadata": {}, "source": ["glue(...)"],
+                        "outputs": [{"output_type": "display_data", "metadata": {},
+                                     "data": {"application/papermill.record/text/plain": "1.1018592115258954"}},
+                                    {"output_type": "stream", "name": "stdout", "text": ["tau 1.0e-14, err 8.7e-16, 0.25\n"]}]})
+    bad_nb = tmp_path / "bad.ipynb"
+    bad_nb.write_text(json.dumps(nb))
+    reasons = [(lit, why.split()[0]) for _, lit, why in cpu_dependent_numbers(bad_nb)]
+    assert reasons == [("1.1018592115258954", "more"), ("8.7e-16", "round-off")]

@@ -1,0 +1,102 @@
+"""Numbers as a reader sees them: values that are the same on every CPU.
+
+numpy's SIMD kernels for ``exp``, ``log`` and friends may differ in the last
+bits from one CPU generation to the next (numpy allows this).  A chapter that
+stores a float's full ``repr`` therefore fails nbval on another machine.  The
+chapters glue and print numbers only through these helpers, or through
+explicit formats with few digits.
+
+* :func:`significant` rounds to a fixed number of significant digits, far
+  more than the prose shows and far fewer than the bits that differ.
+* :func:`format_roundoff` prints an error that is at round-off level as
+  ``"< 1e-12"``: its digits *are* the bits that differ between CPUs.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._validation import as_positive_scalar, as_real_scalar
+
+__all__ = ["significant", "format_roundoff", "roundoff_ceiling", "ROUNDOFF"]
+
+#: Errors below this are reported as round-off; double precision leaves about
+#: 1e-16 per operation and a few thousand operations per integral.
+ROUNDOFF = 1e-12
+
+
+def significant(value, digits: int = 6) -> float:
+    """``value`` as a Python float rounded to ``digits`` significant digits.
+
+    Parameters
+    ----------
+    value : float
+        A finite real number (numpy scalars are accepted).
+    digits : int, default 6
+        Significant digits kept, 1 to 15.  Six is ample for prose (which shows
+        at most four) and leaves a margin of about 1e9 against last-bit
+        differences between SIMD code paths.
+
+    Returns
+    -------
+    float
+        A plain Python ``float``, as ``myst_nb.glue`` wants it.
+
+    Examples
+    --------
+    >>> significant(1.1018592115258954)
+    1.10186
+    >>> significant(6.152746064461407e-07, 3)
+    6.15e-07
+    """
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 15:
+        raise ValueError(f"digits must be an integer from 1 to 15, got {digits!r}")
+    x = as_real_scalar(value, "value")
+    if x == 0.0:
+        return 0.0
+    return float(f"{x:.{digits - 1}e}")
+
+
+def format_roundoff(value, fmt: str = ".1e", *, resolution: float = ROUNDOFF) -> str:
+    """Format a non-negative error, or ``"< 1e-12"`` when it is at round-off level.
+
+    Parameters
+    ----------
+    value : float
+        An absolute or relative error, >= 0.
+    fmt : str, default ".1e"
+        Format spec for errors at or above ``resolution``.
+    resolution : float, default :data:`ROUNDOFF`
+        Errors below it print as ``"< {resolution:g}"``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_roundoff(6.2e-07)
+    '6.2e-07'
+    >>> format_roundoff(8.7e-16)
+    '< 1e-12'
+    """
+    x = as_real_scalar(value, "value")
+    if x < 0:
+        raise ValueError(f"value must be a non-negative error, got {x!r}")
+    res = as_positive_scalar(resolution, "resolution")
+    if x < res:
+        return f"< {res:g}"
+    return format(x, fmt)
+
+
+def roundoff_ceiling(value, *, resolution: float = ROUNDOFF) -> float:
+    """``max(value, resolution)`` rounded to 2 significant digits: a stable upper bound to glue.
+
+    Examples
+    --------
+    >>> roundoff_ceiling(2.1116441928370477e-13)
+    1e-12
+    """
+    x = as_real_scalar(value, "value")
+    res = as_positive_scalar(resolution, "resolution")
+    return significant(max(x, res), 2) if math.isfinite(x) else x

@@ -1,0 +1,45 @@
+"""renyi.reporting: stored numbers that do not depend on the CPU."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from renyi.reporting import ROUNDOFF, format_roundoff, roundoff_ceiling, significant
+
+
+def test_significant_keeps_the_requested_digits():
+    assert significant(1.1018592115258954) == 1.10186
+    assert significant(1.1018592115258938) == 1.10186  # another SIMD path, same stored value
+    assert significant(-0.49142108328039213, 4) == -0.4914
+    assert significant(np.float64(6.152746064461407e-07), 3) == 6.15e-07
+    assert type(significant(np.float32(0.5))) is float
+    assert significant(0) == 0.0
+
+
+@given(st.floats(min_value=1e-300, max_value=1e300), st.integers(1, 15))
+def test_significant_is_within_half_a_unit_of_the_last_digit(x, digits):
+    y = significant(x, digits)
+    assert abs(y - x) <= 0.5 * 10 ** (math.floor(math.log10(x)) - digits + 1) * (1 + 1e-12)
+
+
+def test_significant_refuses_bad_input():
+    with pytest.raises(ValueError, match="digits"):
+        significant(1.0, 0)
+    with pytest.raises(ValueError, match="finite"):
+        significant(float("nan"))
+    with pytest.raises(TypeError, match="real number"):
+        significant("1.0")
+
+
+def test_roundoff_formatting():
+    assert format_roundoff(6.2e-07) == "6.2e-07"
+    assert format_roundoff(8.7e-16) == "< 1e-12"
+    assert format_roundoff(0.0) == "< 1e-12"
+    assert format_roundoff(3e-9, ".0e", resolution=1e-8) == "< 1e-08"
+    assert roundoff_ceiling(2.1e-13) == ROUNDOFF
+    assert roundoff_ceiling(3.456e-7) == 3.5e-7
+    with pytest.raises(ValueError, match="non-negative"):
+        format_roundoff(-1e-3)
