@@ -151,8 +151,15 @@ def test_orders_share_one_fit_and_scalar_returns_one():
     assert many[1] == one
     assert one.bandwidth > 0 and one.floor == pytest.approx(default_floor(5000, bandwidth=one.bandwidth))
     assert one.beta == pytest.approx(1 / one.floor)
-    printed = rdp_lower_bound(a, b, 5, bias_correction=False)
+    # eq. (16) as printed, forward direction, with a floor large enough that the Jensen bias is small
+    printed = rdp_lower_bound(a, b, 2, bias_correction=False, direction="forward", floor=10 * one.floor)
+    assert printed.reliable and printed.bias < printed.std_error
     assert printed.lower == pytest.approx(printed.estimate + stats.norm.ppf(0.05) * printed.std_error)
+    # ... and at the default floor its estimated bias is too large: it falls back
+    refused = rdp_lower_bound(a, b, 5, bias_correction=False, direction="forward")
+    assert refused.bias > refused.std_error
+    assert not refused.reliable and "anti-conservative" in refused.note
+    assert refused.lower < refused.estimate + stats.norm.ppf(0.05) * refused.std_error
 
 
 def test_audit_with_a_black_box_callable():

@@ -7,18 +7,41 @@ Two sweeps reproduce and extend Section IV of Kutta, Askin and Dunsche (2024):
     orders :math:`\lambda\in\{2,5,7\}`, :math:`n` on a log grid from
     :math:`10^3` to :math:`10^7` per side, :math:`R=100` replicates per point,
     library defaults for :math:`(h,\tau,\beta)`.
+    Each row also holds eq. (16) exactly as printed on the same samples
+    (``lower_eq16``), the paper-regime floor of :func:`renyi.audit.paper_floor`
+    with eq. (16) as printed (``lower_paper``, continuous outputs), and the
+    default bound over both directions (``lower_both``).
 ``tuning``
     Gaussian and Laplace mechanisms at :math:`n\in\{10^4,10^6\}`: the bound on
     a grid of bandwidth and floor multipliers around the defaults, and of
     :math:`\beta\tau` values.
+``orders``
+    The order-range study: orders 1.01–64, :math:`n=10^2`–:math:`10^7`, for
+    the Gaussian, Laplace and randomized-response mechanisms and for
+    :math:`P=Q` (the ``*_p_eq_q`` cases, target 0); the default bound (both
+    directions) with its reliability flag and the order actually used.
+``floor_r``
+    Randomized response and shuffled RR at :math:`n=10^4`–:math:`10^6`: the
+    default bound for several values of the discrete floor constant
+    :math:`r` of :func:`renyi.audit.default_floor`.
 
-Every task — one (sweep, mechanism, n, block of replicates) — draws from its
+Every task — one (sweep, case, n, block of replicates) — draws from its
 own stream ``SeedSequence(ROOT_SEED, spawn_key=task.key)``, a function of the
 task's identity only, so results do not depend on the number of workers or
 the order in which tasks finish.  Finished tasks are kept in
-``data/part1/.parts/`` and skipped on a rerun (resumable); the final CSVs and
-``data/MANIFEST.json`` (sha256, command, parameters, seeds, versions, git
-commit) are written when all tasks are done.
+``data/part1/.parts/`` under a name that hashes everything that determines
+their content (sweep parameters, replicates, seed key, the library's source),
+each with a sha256 sidecar; a rerun reuses a part only after checking its
+checksum, row count and replicate ids (resumable, never stale).  The final
+CSVs and ``data/MANIFEST.json`` (sha256, command, effective parameters, seeds,
+versions, git commit) are written when all tasks are done.
+
+**Shipped data are never overwritten by a different run.**  A run whose
+effective parameters differ from those the manifest records for a file
+(fewer sizes, fewer replicates, another sweep definition) refuses to write
+it unless ``--force`` is given; write restricted runs to another ``--out``.
+Arguments that select nothing are refused.  Ctrl-C cancels pending tasks,
+keeps every finished part and exits with status 130.
 
 Run ``python -m renyi.experiments --help`` (or ``make data``).
 """
@@ -31,6 +54,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 import os
 import platform
 import subprocess
@@ -40,11 +64,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .audit import bound_from_densities, default_floor, rdp_lower_bound
-from .density import default_bandwidth, kde_on_grid
+from scipy import stats
+
+from .audit import DensityFit, bound_from_densities, bounds_from_fit, default_floor, fit_densities, paper_floor
 from .mechanisms import ADJACENT_PAIR, MECHANISMS
 
-__all__ = ["ROOT_SEED", "SWEEPS", "Task", "tasks_for", "run_task", "run_sweeps", "read_rows", "summarize", "main"]
+__all__ = ["ROOT_SEED", "SWEEPS", "Task", "tasks_for", "run_task", "run_sweeps", "read_rows", "summarize",
+           "load_sweep", "main"]
 
 #: Root entropy of every Part I sweep (minted once with SeedSequence().entropy, then fixed).
 ROOT_SEED = 0x5EED_2026_1129_0001
@@ -66,19 +92,42 @@ TUNING = {
     "floor_factors": [0.1, 0.3, 1.0, 3.0, 10.0],
     "beta_tau": [0.1, 1.0, 10.0],
 }
-SWEEPS = {"section4": SECTION4, "tuning": TUNING}
+ORDERS = {
+    "mechanisms": ["gaussian", "laplace", "randomized_response", "gaussian_p_eq_q",
+                   "randomized_response_p_eq_q"],
+    "sizes": [100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000],
+    "orders": [1.01, 1.5, 2.0, 5.0, 10.0, 20.0, 32.0, 64.0],
+    "replicates": 100,
+    "block": 25,
+}
+FLOOR_R = {
+    "mechanisms": ["randomized_response", "shuffled_randomized_response"],
+    "sizes": [10_000, 100_000, 1_000_000],
+    "orders": [2.0, 5.0, 7.0],
+    "replicates": 100,
+    "block": 25,
+    "relative_errors": [0.2, 0.3, 0.4, 0.6, 0.8],
+}
+SWEEPS = {"section4": SECTION4, "tuning": TUNING, "orders": ORDERS, "floor_r": FLOOR_R}
+#: The level of every shipped bound.
+ALPHA = 0.05
 
 FIELDS = {
     "section4": ["mechanism", "n", "replicate", "order", "target", "estimate", "std_error", "bias", "lower",
-                 "bandwidth", "floor", "beta"],
+                 "reliable", "bound_order", "lower_eq16", "target_reverse", "lower_both", "direction_both",
+                 "lower_paper", "floor_paper", "bandwidth", "floor", "beta"],
     "tuning": ["mechanism", "n", "replicate", "order", "target", "bandwidth_factor", "floor_factor", "beta_tau",
                "bandwidth", "floor", "beta", "estimate", "std_error", "bias", "lower"],
+    "orders": ["mechanism", "n", "replicate", "order", "target", "estimate", "std_error", "bias", "lower",
+               "reliable", "bound_order", "direction", "lower_eq16"],
+    "floor_r": ["mechanism", "n", "replicate", "order", "target", "relative_error", "floor", "estimate",
+                "std_error", "bias", "lower"],
 }
 
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of work: a block of replicates for one mechanism and sample size."""
+    """One unit of work: a block of replicates for one case (mechanism) and sample size."""
 
     sweep: str
     mechanism: str
@@ -88,9 +137,9 @@ class Task:
 
     @property
     def key(self) -> tuple[int, int, int, int]:
-        """spawn_key of the task's stream: (sweep, mechanism, size, block) indices."""
+        """spawn_key of the task's stream: (sweep, case, size, block) indices."""
         spec = SWEEPS[self.sweep]
-        return (list(SWEEPS).index(self.sweep), list(MECHANISMS).index(self.mechanism),
+        return (list(SWEEPS).index(self.sweep), spec["mechanisms"].index(self.mechanism),
                 spec["sizes"].index(self.n), self.block)
 
     @property
@@ -118,54 +167,120 @@ def _stream(task: Task) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(ROOT_SEED, spawn_key=task.key))
 
 
+def _case(name: str):
+    """(mechanism, database of Q, target function) of a case; ``*_p_eq_q`` samples x twice."""
+    x, x_prime = ADJACENT_PAIR
+    if name.endswith("_p_eq_q"):
+        return MECHANISMS[name[: -len("_p_eq_q")]], x, (lambda order: 0.0)
+    mech = MECHANISMS[name]
+    return mech, x_prime, mech.target
+
+
 def run_task(task: Task) -> list[dict]:
     """Run one task and return its rows (deterministic given the task)."""
     spec = SWEEPS[task.sweep]
-    mech = MECHANISMS[task.mechanism]
-    x, x_prime = ADJACENT_PAIR
+    mech, db_q, target = _case(task.mechanism)
+    x = ADJACENT_PAIR[0]
     rng = _stream(task)
     # One child stream per replicate, so a replicate's numbers do not depend on its block size.
     streams = rng.spawn(spec["block"])
     rows = []
     for rep, stream in zip(task.replicates, streams):
         rng_p, rng_q = stream.spawn(2)
-        a, b = mech.sample(x, task.n, rng_p), mech.sample(x_prime, task.n, rng_q)
-        if task.sweep == "section4":
-            for bound in rdp_lower_bound(a, b, spec["orders"], discrete=mech.discrete):
-                rows.append({"mechanism": task.mechanism, "n": task.n, "replicate": rep, "order": bound.order,
-                             "target": mech.target(bound.order), "estimate": bound.estimate,
-                             "std_error": bound.std_error, "bias": bound.bias, "lower": bound.lower,
-                             "bandwidth": bound.bandwidth, "floor": bound.floor, "beta": bound.beta})
-        else:
+        a, b = mech.sample(x, task.n, rng_p), mech.sample(db_q, task.n, rng_q)
+        base = {"mechanism": task.mechanism, "n": task.n, "replicate": rep}
+        if task.sweep == "tuning":
             rows.extend(_tuning_rows(task, mech, a, b, rep, spec))
+            continue
+        fit = fit_densities(a, b, discrete=mech.discrete)
+        if task.sweep == "section4":
+            rows.extend(_section4_rows(base, mech, fit, spec["orders"]))
+        elif task.sweep == "orders":
+            rows.extend(_orders_rows(base, target, fit, spec["orders"]))
+        else:
+            rows.extend(_floor_r_rows(base, mech, fit, spec))
+    return rows
+
+
+def _eq16(bound) -> float:
+    """Eq. (16) exactly as printed, on the estimate and standard error of ``bound`` (level ALPHA)."""
+    return bound.estimate + stats.norm.ppf(ALPHA) * bound.std_error
+
+
+def _section4_rows(base, mech, fit: DensityFit, orders):
+    forward = bounds_from_fit(fit, orders, direction="forward")
+    both = bounds_from_fit(fit, orders, direction="both")
+    tau_paper = None if fit.discrete else paper_floor(fit.bandwidth, fit.scale)
+    rows = []
+    for fb, bb in zip(forward, both):
+        lower_paper = None
+        if tau_paper is not None:
+            est, se, _, lower_paper = bound_from_densities(
+                fit.p, fit.q, fb.order, tau_paper, 1.0 / tau_paper, fit.dx, fit.n_p, fit.n_q,
+                bandwidth=fit.bandwidth, alpha=ALPHA, bias_correction=False)
+        rows.append(base | {
+            "order": fb.order, "target": mech.target(fb.order), "estimate": fb.estimate,
+            "std_error": fb.std_error, "bias": fb.bias, "lower": fb.lower, "reliable": int(fb.reliable),
+            "bound_order": fb.bound_order, "lower_eq16": _eq16(fb),
+            "target_reverse": mech.reverse_target(fb.order), "lower_both": bb.lower,
+            "direction_both": bb.direction, "lower_paper": lower_paper, "floor_paper": tau_paper,
+            "bandwidth": fb.bandwidth, "floor": fb.floor, "beta": fb.beta})
+    return rows
+
+
+def _orders_rows(base, target, fit: DensityFit, orders):
+    rows = []
+    for bound in bounds_from_fit(fit, orders):
+        forward = next(d for d in bound.directions if d.direction == "P||Q")
+        rows.append(base | {
+            "order": bound.order, "target": target(bound.order), "estimate": bound.estimate,
+            "std_error": bound.std_error, "bias": bound.bias, "lower": bound.lower,
+            "reliable": int(bound.reliable), "bound_order": bound.bound_order, "direction": bound.direction,
+            "lower_eq16": forward.estimate + stats.norm.ppf(ALPHA) * forward.std_error})
+    return rows
+
+
+def _floor_r_rows(base, mech, fit: DensityFit, spec):
+    rows = []
+    for r in spec["relative_errors"]:
+        tau = default_floor(min(fit.n_p, fit.n_q), relative_error=r)
+        for bound in bounds_from_fit(fit, spec["orders"], floor=tau, direction="forward"):
+            rows.append(base | {
+                "order": bound.order, "target": mech.target(bound.order), "relative_error": r,
+                "floor": tau, "estimate": bound.estimate, "std_error": bound.std_error, "bias": bound.bias,
+                "lower": bound.lower})
     return rows
 
 
 def _tuning_rows(task, mech, a, b, rep, spec):
-    h0 = default_bandwidth(a, b)
+    fit0 = fit_densities(a, b)
+    h0 = fit0.bandwidth
     tau0 = default_floor(task.n, bandwidth=h0)
     rows = []
     combos = [(hf, tf, 1.0) for hf in spec["bandwidth_factors"] for tf in spec["floor_factors"]]
     combos += [(1.0, 1.0, bt) for bt in spec["beta_tau"] if bt != 1.0]
-    fits = {}
+    fits = {1.0: fit0}
     for hf, tf, bt in combos:
         h = h0 * hf
         if hf not in fits:
-            fits[hf] = kde_on_grid(a, b, h)
-        grid = fits[hf]
+            fits[hf] = fit_densities(a, b, bandwidth=h)
+        fit = fits[hf]
         tau = tau0 * tf
         beta = bt / tau
-        for lam in spec["orders"]:
-            est, se, bias, lower = bound_from_densities(grid.p, grid.q, lam, tau, beta, grid.dx, a.size, b.size,
-                                                        bandwidth=h)
-            rows.append({"mechanism": task.mechanism, "n": task.n, "replicate": rep, "order": lam,
-                         "target": mech.target(lam), "bandwidth_factor": hf, "floor_factor": tf,
-                         "beta_tau": bt, "bandwidth": h, "floor": tau, "beta": beta, "estimate": est,
-                         "std_error": se, "bias": bias, "lower": lower})
+        for bound in bounds_from_fit(fit, spec["orders"], floor=tau, beta=beta, direction="forward"):
+            rows.append({"mechanism": task.mechanism, "n": task.n, "replicate": rep, "order": bound.order,
+                         "target": mech.target(bound.order), "bandwidth_factor": hf, "floor_factor": tf,
+                         "beta_tau": bt, "bandwidth": h, "floor": tau, "beta": beta,
+                         "estimate": bound.estimate, "std_error": bound.std_error, "bias": bound.bias,
+                         "lower": bound.lower})
     return rows
 
 
 # ------------------------------------------------------------------ storage
+
+_TEXT_FIELDS = ("mechanism", "direction", "direction_both")
+_INT_FIELDS = ("n", "replicate", "reliable")
+
 
 def _fmt(value):
     if isinstance(value, float):
@@ -173,46 +288,80 @@ def _fmt(value):
     return "" if value is None else str(value)
 
 
-def _write_rows(path: Path, fields, rows) -> None:
+def _write_rows(path: Path, fields, rows) -> str:
+    """Write rows atomically; return the sha256 of what was written."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(fields)
     for row in rows:
         writer.writerow([_fmt(row[f]) for f in fields])
+    data = buf.getvalue().encode()
     tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(buf.getvalue())
-    os.replace(tmp, path)  # atomic: an interrupted run never leaves a half-written part
+    tmp.write_bytes(data)
+    os.replace(tmp, path)  # atomic: an interrupted run never leaves a half-written file
+    return hashlib.sha256(data).hexdigest()
+
+
+def _parse(key, value):
+    if key in _TEXT_FIELDS:
+        return value
+    if value == "":
+        return None
+    return int(value) if key in _INT_FIELDS else float(value)
 
 
 def read_rows(path) -> list[dict]:
-    """Read a sweep CSV back into dicts of Python numbers."""
+    """Read a sweep CSV back into dicts of Python numbers (and strings for names)."""
     with open(path, newline="") as fh:
-        out = []
-        for row in csv.DictReader(fh):
-            out.append({k: (int(v) if k in ("n", "replicate") else (v if k == "mechanism" else
-                            (None if v == "" else float(v)))) for k, v in row.items()})
-    return out
+        return [{k: _parse(k, v) for k, v in row.items()} for row in csv.DictReader(fh)]
 
 
-def summarize(rows, by=("mechanism", "n", "order"), *, column="lower") -> list[dict]:
+def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, **restrict) -> list[dict]:
+    """The rows of a shipped sweep, or of a small recomputation into a temporary folder.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SWEEPS`.
+    recompute : bool, default False
+        Recompute instead of reading ``data/part1/{name}.csv``; ``restrict``
+        (``sizes``, ``mechanisms``, ``replicates``) keeps it small.
+    data : path, optional
+        The data folder; default: ``data/`` of the repository.
+    """
+    if name not in SWEEPS:
+        raise ValueError(f"unknown sweep {name!r}; choose one of {', '.join(SWEEPS)}")
+    if not recompute:
+        folder = Path(data) if data is not None else Path(__file__).resolve().parents[2] / "data"
+        return read_rows(folder / "part1" / f"{name}.csv")
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        run_sweeps(Path(tmp), (name,), progress=False, **restrict)
+        return read_rows(Path(tmp) / "part1" / f"{name}.csv")
+
+
+def summarize(rows, by=("mechanism", "n", "order"), *, column="lower", target="target") -> list[dict]:
     r"""Per-group summaries of a sweep: replicates, mean of ``column``/target, 5–95 % band, coverage.
 
-    Coverage is the fraction of replicates with ``lower <= target``, i.e. with
-    a valid lower bound.  Returns one dict per group, sorted by the group key.
+    Coverage is the fraction of replicates with ``column <= target``, i.e. with
+    a valid lower bound, and ``positive`` the fraction with ``column > 0``.
+    Returns one dict per group, sorted by the group key.
     """
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
         groups.setdefault(tuple(row[k] for k in by), []).append(row)
     out = []
     for key in sorted(groups, key=lambda k: tuple(str(v) if isinstance(v, str) else v for v in k)):
-        g = groups[key]
+        g = [r for r in groups[key] if r[column] is not None]
+        if not g:
+            continue
         values = np.array([r[column] for r in g])
-        target = g[0]["target"]
+        truth = np.array([r[target] for r in g])
         entry = dict(zip(by, key))
-        entry.update(replicates=len(g), target=target, mean=float(values.mean()),
+        entry.update(replicates=len(g), target=float(truth[0]), mean=float(values.mean()),
                      q05=float(np.quantile(values, 0.05)), q95=float(np.quantile(values, 0.95)),
-                     mean_ratio=float(values.mean() / target),
-                     coverage=float(np.mean([r["lower"] <= r["target"] for r in g])))
+                     mean_ratio=float(values.mean() / truth[0]) if truth[0] != 0 else float("nan"),
+                     coverage=float(np.mean(values <= truth)), positive=float(np.mean(values > 0)))
         out.append(entry)
     return out
 
@@ -237,6 +386,48 @@ def _versions() -> dict:
             "platform": platform.platform()}
 
 
+def _library_digest() -> str:
+    """sha256 of the library's source: a part computed by other code is never reused."""
+    h = hashlib.sha256()
+    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _part_paths(part_dir: Path, task: Task, spec: dict, lib: str) -> tuple[Path, Path]:
+    ident = json.dumps({"spec": spec, "task": [task.sweep, task.mechanism, task.n, task.block,
+                                               list(task.replicates)], "key": task.key,
+                        "root_seed": ROOT_SEED, "lib": lib}, sort_keys=True)
+    digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
+    stem = part_dir / f"{task.name}-{digest}"
+    return stem.with_suffix(".csv"), stem.with_suffix(".sha256")
+
+
+def _rows_per_replicate(spec: dict, sweep: str) -> int:
+    if sweep == "tuning":
+        combos = len(spec["bandwidth_factors"]) * len(spec["floor_factors"])
+        combos += len([b for b in spec["beta_tau"] if b != 1.0])
+        return combos * len(spec["orders"])
+    if sweep == "floor_r":
+        return len(spec["relative_errors"]) * len(spec["orders"])
+    return len(spec["orders"])
+
+
+def _valid_part(csv_path: Path, sum_path: Path, task: Task, spec: dict) -> bool:
+    """A cached part is reused only if its checksum, row count and replicate ids are right."""
+    if not (csv_path.exists() and sum_path.exists()):
+        return False
+    if sum_path.read_text().strip() != _sha256(csv_path):
+        return False
+    try:
+        rows = read_rows(csv_path)
+    except (ValueError, KeyError, csv.Error):
+        return False
+    expected = len(task.replicates) * _rows_per_replicate(spec, task.sweep)
+    return len(rows) == expected and sorted({r["replicate"] for r in rows}) == list(task.replicates)
+
+
 def _make_executor(workers: int, dask_scheduler: str | None):
     if dask_scheduler:
         try:
@@ -250,16 +441,57 @@ def _make_executor(workers: int, dask_scheduler: str | None):
     return cf.ProcessPoolExecutor(max_workers=workers)
 
 
-def run_sweeps(out: Path, sweeps=("section4", "tuning"), *, executor=None, progress=True,
-               sizes=None, mechanisms=None, replicates=None, command="") -> dict:
-    """Run (or resume) sweeps, then write the CSVs and the manifest.  Returns the manifest."""
+class ShippedDataError(RuntimeError):
+    """A run would replace a shipped sweep with one of different parameters."""
+
+
+def _effective(sweep: str, tasks: list[Task]) -> dict:
+    spec = dict(SWEEPS[sweep])
+    spec["mechanisms"] = [m for m in spec["mechanisms"] if any(t.mechanism == m for t in tasks)]
+    spec["sizes"] = [n for n in spec["sizes"] if any(t.n == n for t in tasks)]
+    spec["replicates"] = max((max(t.replicates) + 1 for t in tasks), default=0)
+    return spec
+
+
+def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *, executor=None, progress=True,
+               sizes=None, mechanisms=None, replicates=None, command="", force=False) -> dict:
+    """Run (or resume) sweeps, then write the CSVs and the manifest.  Returns the manifest.
+
+    Raises
+    ------
+    ValueError
+        When the restriction selects no task, or names unknown sweeps.
+    ShippedDataError
+        When ``out`` already holds a sweep recorded with other parameters and
+        ``force`` is False.
+    """
     out = Path(out)
+    unknown = [s for s in sweeps if s not in SWEEPS]
+    if unknown or not sweeps:
+        raise ValueError(f"unknown or no sweeps {unknown or sweeps!r}; choose from {', '.join(SWEEPS)}")
+    if replicates is not None and (isinstance(replicates, bool) or not isinstance(replicates, int)
+                                   or replicates < 1):
+        raise ValueError(f"replicates must be a positive integer, got {replicates!r}")
+    all_tasks = {s: tasks_for(s, sizes=sizes, mechanisms=mechanisms, replicates=replicates) for s in sweeps}
+    empty = [s for s, tasks in all_tasks.items() if not tasks]
+    if empty:
+        raise ValueError(f"the restriction selects nothing in sweep(s) {', '.join(empty)} "
+                         f"(sizes={sizes}, mechanisms={mechanisms}); nothing was run or written")
+    manifest_path = out / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
+    effective = {s: _effective(s, tasks) for s, tasks in all_tasks.items()}
+    if not force:
+        for sweep, spec in effective.items():
+            entry = manifest["files"].get(f"part1/{sweep}.csv")
+            if (out / "part1" / f"{sweep}.csv").exists() and entry and entry.get("parameters") != spec:
+                raise ShippedDataError(
+                    f"{out / 'part1' / (sweep + '.csv')} holds a sweep with other parameters than this run; "
+                    f"write to another --out, or pass --force to replace it")
     part_dir = out / "part1" / ".parts"
     part_dir.mkdir(parents=True, exist_ok=True)
-    todo = []
-    all_tasks = {s: tasks_for(s, sizes=sizes, mechanisms=mechanisms, replicates=replicates) for s in sweeps}
-    for tasks in all_tasks.values():
-        todo += [t for t in tasks if not (part_dir / f"{t.name}.csv").exists()]
+    lib = _library_digest()
+    paths = {t: _part_paths(part_dir, t, SWEEPS[t.sweep], lib) for tasks in all_tasks.values() for t in tasks}
+    todo = [t for t in paths if not _valid_part(*paths[t], t, SWEEPS[t.sweep])]
     # Largest tasks first keeps the workers busy until the end.
     todo.sort(key=lambda t: -t.n)
     bar = None
@@ -268,38 +500,49 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning"), *, executor=None, progr
         bar = tqdm(total=len(todo), unit="task", desc="Part I sweeps", file=sys.stderr)
 
     def done(task, rows):
-        _write_rows(part_dir / f"{task.name}.csv", FIELDS[task.sweep], rows)
+        csv_path, sum_path = paths[task]
+        digest = _write_rows(csv_path, FIELDS[task.sweep], rows)
+        sum_path.write_text(digest + "\n")
         if bar is not None:
             bar.update()
 
-    if executor is None:
-        for task in todo:
-            done(task, run_task(task))
-    else:
-        futures = {executor.submit(run_task, t): t for t in todo}
-        for fut in cf.as_completed(futures):
-            done(futures[fut], fut.result())
-    if bar is not None:
-        bar.close()
+    try:
+        if executor is None:
+            for task in todo:
+                done(task, run_task(task))
+        else:
+            futures = {executor.submit(run_task, t): t for t in todo}
+            try:
+                for fut in cf.as_completed(futures):
+                    done(futures[fut], fut.result())
+            except KeyboardInterrupt:
+                for fut in futures:
+                    fut.cancel()
+                for fut, task in futures.items():  # keep what finished meanwhile
+                    if fut.done() and not fut.cancelled() and fut.exception() is None:
+                        if not _valid_part(*paths[task], task, SWEEPS[task.sweep]):
+                            done(task, fut.result())
+                raise
+    finally:
+        if bar is not None:
+            bar.close()
 
-    manifest_path = out / "MANIFEST.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
     commit = _git("rev-parse", "HEAD")
     dirty = bool(_git("status", "--porcelain", "--", "lib"))
     for sweep, tasks in all_tasks.items():
         rows = []
         for task in sorted(tasks, key=lambda t: t.key):
-            rows += read_rows(part_dir / f"{task.name}.csv")
-        rows.sort(key=lambda r: (SWEEPS[sweep]["mechanisms"].index(r["mechanism"]), r["n"], r["replicate"]))
+            rows += read_rows(paths[task][0])
+        cases = SWEEPS[sweep]["mechanisms"]
+        rows.sort(key=lambda r: (cases.index(r["mechanism"]), r["n"], r["replicate"]))
         path = out / "part1" / f"{sweep}.csv"
         _write_rows(path, FIELDS[sweep], rows)
         manifest["files"][f"part1/{sweep}.csv"] = {
             "sha256": _sha256(path), "bytes": path.stat().st_size, "rows": len(rows),
             "command": command or f"python -m renyi.experiments --sweeps {sweep}",
-            "parameters": SWEEPS[sweep] | ({"sizes": sizes} if sizes else {}) |
-                          ({"replicates": replicates} if replicates else {}),
+            "parameters": effective[sweep],
             "root_seed": ROOT_SEED,
-            "spawn_scheme": "SeedSequence(root_seed, spawn_key=(sweep, mechanism, size, block) indices)"
+            "spawn_scheme": "SeedSequence(root_seed, spawn_key=(sweep, case, size, block) indices)"
                             ".spawn(block) -> one stream per replicate -> .spawn(2) -> (x, x') samples",
             "git_commit": commit, "lib_dirty": dirty, "versions": _versions(),
         }
@@ -308,27 +551,63 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning"), *, executor=None, progr
     return manifest
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _positive_size(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (value >= 1 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 1, got {text}")
+    return value
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m renyi.experiments", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("data"), help="data folder (default: data)")
     parser.add_argument("--sweeps", nargs="+", choices=list(SWEEPS), default=list(SWEEPS))
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="local processes (default: all cores)")
+    parser.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+                        help="local processes (default: all cores)")
     parser.add_argument("--dask-scheduler", metavar="ADDRESS", help="run tasks on a dask.distributed cluster")
-    parser.add_argument("--max-n", type=float, help="skip sample sizes above this (a quick, smaller run)")
-    parser.add_argument("--replicates", type=int, help="replicates per point (default: the sweep's)")
+    parser.add_argument("--max-n", type=_positive_size, help="skip sample sizes above this (a quick, smaller run)")
+    parser.add_argument("--replicates", type=_positive_int, help="replicates per point (default: the sweep's)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace files in --out even if the manifest records other parameters")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     sizes = None
-    if args.max_n:
+    if args.max_n is not None:
         sizes = sorted({n for s in args.sweeps for n in SWEEPS[s]["sizes"] if n <= args.max_n})
-    executor = _make_executor(args.workers, args.dask_scheduler)
+        if not sizes:
+            parser.exit(2, f"renyi.experiments: error: --max-n {args.max_n:g} selects no sample size "
+                           f"(the smallest is {min(n for s in args.sweeps for n in SWEEPS[s]['sizes']):,})\n")
     command = "python -m renyi.experiments " + " ".join(argv if argv is not None else sys.argv[1:])
+    executor = _make_executor(args.workers, args.dask_scheduler)
     try:
         run_sweeps(args.out, args.sweeps, executor=executor, progress=not args.no_progress, sizes=sizes,
-                   replicates=args.replicates, command=command.strip())
+                   replicates=args.replicates, command=command.strip(), force=args.force)
+    except (ShippedDataError, ValueError, OSError) as exc:
+        print(f"renyi.experiments: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("renyi.experiments: interrupted; finished tasks are kept and a rerun resumes",
+              file=sys.stderr)
+        return 130
     finally:
         if executor is not None:
-            executor.shutdown()
+            if isinstance(executor, cf.ProcessPoolExecutor):
+                executor.shutdown(wait=False, cancel_futures=True)
+            else:
+                executor.shutdown()
     return 0
 
 
