@@ -95,7 +95,7 @@ def tail_accuracy(n=20_000, seed=5):
     rng = np.random.default_rng(seed)
     x, y = rng.normal(1, 5, n), rng.normal(0, 5, n)
     h = default_bandwidth(x, y)
-    est = kde_on_grid(x, y, h)
+    est = kde_on_grid(x, y, h, tails="relative")
     grid = est.grid
     exact = direct_kde(x, h, grid)
     keep = exact > 1e-12

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 from pathlib import Path
 
@@ -21,6 +23,8 @@ examples:
   python -m renyi audit outputs_x.txt outputs_xprime.txt --orders 2 5 7
   # discrete outputs, machine-readable result
   python -m renyi audit p.npy q.npy --orders 2 --discrete --json
+  # the paper's set-up: one ordered pair, eq. (16) as printed
+  python -m renyi audit p.npy q.npy --orders 2 --direction forward --no-bias-correction
   # read one sample from standard input
   my_mechanism --db x | python -m renyi audit - q.csv --orders 2
   # the built-in mechanisms of Section IV and their exact epsilon(lambda)
@@ -32,61 +36,109 @@ class UserError(Exception):
     """An error in what the user asked for: reported in one line, no traceback."""
 
 
-def load_samples(path: str, name: str) -> np.ndarray:
-    """Load outputs from ``.npy`` (no pickles), or text/CSV with one value or row per line."""
+_NPY_MAGIC = b"\x93NUMPY"
+_FLOAT_CHARS = frozenset(".eEnNiI")  # a decimal point, an exponent, nan or inf
+_MAX_INT_DIGITS = 18                 # every integer of up to 18 digits fits int64
+
+
+def load_samples(path: str, name: str, *, decimal_comma: bool = False) -> np.ndarray:
+    """Load outputs from ``.npy`` (memory-mapped, no pickles), or text/CSV with one value or row per line."""
     if path == "-":
-        text = sys.stdin.read()
-        source = "standard input"
-        return _parse_text(text, source)
+        return _parse_text(sys.stdin.read(), "standard input", decimal_comma=decimal_comma)
     file = Path(path)
     if not file.exists():
         raise UserError(f"{name}: no such file: {path}")
     if file.is_dir():
         raise UserError(f"{name}: is a directory: {path}")
+    try:
+        with open(file, "rb") as fh:
+            head = fh.read(len(_NPY_MAGIC))
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read {path}: {exc.strerror or exc}") from None
+    if head == _NPY_MAGIC:
+        return _load_npy(file, name)
     if file.suffix == ".npy":
-        try:
-            arr = np.load(file, allow_pickle=False)
-        except ValueError as exc:
-            if "pickle" in str(exc).lower():
-                raise UserError(f"{name}: {path} holds pickled objects, which are refused for safety; "
-                                "save a plain numeric array with numpy.save") from None
-            raise UserError(f"{name}: cannot read {path} as .npy: {exc}") from None
-        except OSError as exc:
-            raise UserError(f"{name}: cannot read {path}: {exc}") from None
-        if arr.size == 0:
-            raise UserError(f"{name}: {path} is empty")
-        return arr
+        raise UserError(f"{name}: {path} is not a .npy file (it has no NumPy header); if it holds text, "
+                        "give it a .txt or .csv name")
     try:
         text = file.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"{name}: cannot read {path} as text: {exc}") from None
-    return _parse_text(text, path)
+    return _parse_text(text, path, decimal_comma=decimal_comma)
 
 
-def _parse_text(text: str, source: str) -> np.ndarray:
-    rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.split("#")[0].strip()
-        if not line:
-            continue
-        fields = [f for f in line.replace(",", " ").replace(";", " ").split() if f]
-        rows.append((lineno, fields))
-    if not rows:
-        raise UserError(f"{source} is empty (no values)")
-    width = len(rows[0][1])
-    for lineno, fields in rows:
-        if len(fields) != width:
-            raise UserError(f"{source}, line {lineno}: expected {width} value(s), found {len(fields)}")
-    flat = [f for _, fields in rows for f in fields]
+def _load_npy(file: Path, name: str) -> np.ndarray:
     try:
-        arr = np.array([int(f) for f in flat], dtype=np.int64)
+        # Memory-mapped: a 10^8-value file is read as the estimator needs it, not copied first.
+        arr = np.load(file, mmap_mode="r", allow_pickle=False)
+    except ValueError as exc:
+        text = str(exc).lower()
+        if "pickle" in text or "python objects" in text or "object" in text:
+            raise UserError(f"{name}: {file} holds Python objects, which are refused for safety (no "
+                            "pickles); save a plain numeric array with numpy.save") from None
+        raise UserError(f"{name}: cannot read {file} as .npy: {exc}") from None
+    except OSError as exc:
+        raise UserError(f"{name}: cannot read {file}: {exc}") from None
+    if arr.size == 0:
+        raise UserError(f"{name}: {file} is empty")
+    if arr.dtype.kind not in "biuf":
+        raise UserError(f"{name}: {file} holds {arr.dtype} values; expected real numbers or integers")
+    return arr
+
+
+def _looks_decimal_comma(lines) -> bool:
+    """Every line is 'digits,digits' and many fractions have a leading zero: '1,628', '0,05'."""
+    sample = lines[:200]
+    if not sample or any(line.count(",") != 1 or " " in line or ";" in line for line in sample):
+        return False
+    parts = [line.split(",") for line in sample]
+    if not all(a.lstrip("+-").isdigit() and b.isdigit() for a, b in parts):
+        return False
+    leading_zero = sum(len(b) > 1 and b[0] == "0" for _, b in parts)
+    return leading_zero >= max(2, len(parts) // 20)
+
+
+def _parse_text(text: str, source: str, *, decimal_comma: bool = False) -> np.ndarray:
+    if "#" in text:  # comments: the slow path, line by line
+        text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line for line in lines if line]
+    if not lines:
+        raise UserError(f"{source} is empty (no values)")
+    if decimal_comma:
+        if "." in text:
+            raise UserError(f"{source}: --decimal-comma given, but the file contains decimal points")
+        text = text.replace(",", ".")
+        lines = [line.replace(",", ".") for line in lines]
+    elif "." not in text and _looks_decimal_comma(lines):
+        raise UserError(f"{source}: the values look like decimal commas ('{lines[0]}' would be read as two "
+                        "integer columns); convert them to decimal points, or pass --decimal-comma")
+    table = str.maketrans(",;", "  ")
+    width = len(lines[0].translate(table).split())
+    flat = text.translate(table)
+    is_float = any(ch in _FLOAT_CHARS for ch in flat)
+    if not is_float and any(len(tok.lstrip("+-")) > _MAX_INT_DIGITS for tok in flat.split() if len(tok) > 18):
+        raise UserError(f"{source}: an integer has more than {_MAX_INT_DIGITS} digits and does not fit a "
+                        "64-bit integer; write such outcomes as smaller codes")
+    try:
+        arr = np.fromstring(flat, dtype=float if is_float else np.int64, sep=" ")
     except ValueError:
-        try:
-            arr = np.array([float(f) for f in flat])
-        except ValueError:
-            bad = next(f for f in flat if not _is_float(f))
-            raise UserError(f"{source}: not a number: {bad!r}") from None
-    return arr if width == 1 else arr.reshape(len(rows), width)
+        arr = None
+    if arr is None or arr.size != len(lines) * width:
+        _report_bad_line(lines, table, width, source)
+    return arr if width == 1 else arr.reshape(len(lines), width)
+
+
+def _report_bad_line(lines, table, width, source):
+    """The slow path, only to name the first bad line of a file that did not parse."""
+    for lineno, line in enumerate(lines, 1):
+        fields = line.translate(table).split()
+        if len(fields) != width:
+            raise UserError(f"{source}, value line {lineno}: expected {width} value(s), found {len(fields)}")
+        for field in fields:
+            if not _is_float(field):
+                raise UserError(f"{source}, value line {lineno}: not a number: {field!r}")
+    raise UserError(f"{source}: could not be read as numbers")
 
 
 def _is_float(text: str) -> bool:
@@ -97,36 +149,85 @@ def _is_float(text: str) -> bool:
         return False
 
 
-def _cmd_audit(args) -> int:
-    from .audit import rdp_lower_bound
+def _json_safe(value):
+    """JSON has no NaN or Infinity: write null, and say why next to it."""
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if isinstance(item, float) and not math.isfinite(item):
+                out[key] = None
+                out[f"{key}_reason"] = "nan" if math.isnan(item) else ("+inf" if item > 0 else "-inf")
+            else:
+                out[key] = _json_safe(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return value
 
-    p = load_samples(args.p, "P")
-    q = load_samples(args.q, "Q")
-    if args.discrete:
-        discrete = True
-    elif args.continuous:
-        discrete = False
-    else:
-        discrete = None
+
+def _write_json(obj) -> None:
+    json.dump(_json_safe(obj), sys.stdout, indent=2, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def _cmd_audit(args) -> int:
+    from .audit import MAX_UNCORRECTED_BIAS, rdp_lower_bound
+
+    p = load_samples(args.p, "P", decimal_comma=args.decimal_comma)
+    q = load_samples(args.q, "Q", decimal_comma=args.decimal_comma)
+    discrete = True if args.discrete else (False if args.continuous else None)
+    floor = args.floor
+    if floor is not None and floor != "paper":
+        floor = _number(floor, "--floor")
+    if args.no_bias_correction:
+        print(f"renyi: warning: --no-bias-correction uses eq. (16) as printed, which is anti-conservative "
+              f"where the plug-in's upward bias is large; orders whose estimated bias exceeds "
+              f"{MAX_UNCORRECTED_BIAS:g} standard error fall back (marked *)", file=sys.stderr)
     bounds = rdp_lower_bound(p, q, args.orders, alpha=args.alpha, discrete=discrete,
-                             bandwidth=args.bandwidth, floor=args.floor, beta=args.beta,
-                             bias_correction=not args.no_bias_correction)
+                             bandwidth=args.bandwidth, floor=floor, beta=args.beta,
+                             bias_correction=not args.no_bias_correction, direction=args.direction)
     if args.json:
-        json.dump([b.to_dict() for b in bounds], sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        _write_json([b.to_dict() for b in bounds])
         return 0
     first = bounds[0]
-    kind = "discrete (relative frequencies)" if first.discrete else f"continuous (Gaussian KDE, h={first.bandwidth:.4g})"
-    print(f"samples: n_p={first.n_p:,}  n_q={first.n_q:,}  {kind}, {first.cells:,} cells")
-    print(f"floor tau={first.floor:.4g}  beta={first.beta:.4g}  "
-          f"{'bias-corrected' if first.bias_corrected else 'eq. (16) as printed'}")
-    conf = f"lower({100 * (1 - first.alpha):g}%)"
-    print(f"{'order':>7} {'estimate':>12} {'std.error':>11} {'bias':>11} {conf:>12}")
+    level = 100 * (1 - first.alpha)
+    if first.discrete:
+        kind = f"discrete (relative frequencies on {first.cells:,} observed outcomes)"
+    else:
+        kind = f"continuous (Gaussian KDE, bandwidth h={first.bandwidth:.4g}, {first.cells:,} grid points)"
+    print(f"samples: n_p={first.n_p:,}  n_q={first.n_q:,}  {kind}")
+    print(f"floor: q_hat is floored smoothly at tau={first.floor:.4g} (sharpness beta={first.beta:.4g})")
+    centre = ("estimate minus its estimated bias (bias-corrected)" if first.bias_corrected
+              else "estimate, eq. (16) as printed (no bias correction)")
+    sides = {"both": "both directions P||Q and Q||P, each at alpha/2; the larger bound is shown",
+             "forward": "direction P||Q only (the paper's ordered pair)",
+             "reverse": "direction Q||P only"}[args.direction]
+    print(f"centre: {centre}; {sides}")
+    conf = f"lower({level:g}%)"
+    print(f"{'order':>7} {'direction':>9} {'estimate':>11} {'- bias':>10} {'std.error':>10} {conf:>12}")
+    notes = []
     for b in bounds:
-        print(f"{b.order:7g} {b.estimate:12.6g} {b.std_error:11.4g} {b.bias:11.3g} {b.lower:12.6g}")
-    print(f"Each 'lower' is a {100 * (1 - first.alpha):g}% lower confidence bound on epsilon(order) "
-          "for the pair that produced P and Q.")
+        subtracted = f"{max(b.bias, 0.0):10.3g}" if b.bias_corrected else f"{'-':>10}"
+        mark = ""
+        if not b.reliable:
+            notes.append(f"order {b.order:g}: {b.note}")
+            mark = " *"
+        elif b.trivial:
+            mark = " (trivial)"
+        print(f"{b.order:7g} {b.direction:>9} {b.estimate:11.6g} {subtracted} {b.std_error:10.4g} "
+              f"{b.lower:12.6g}{mark}")
+    for note in notes:
+        print(f"* {note}")
+    print(f"Each 'lower' is a {level:g}% lower confidence bound on epsilon(order) for the pair that "
+          "produced P and Q;\na bound <= 0 is trivial: no evidence of privacy loss.")
     return 0
+
+
+def _number(text: str, option: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UserError(f"{option} must be a number or 'paper', got {text!r}") from None
 
 
 def _cmd_mechanisms(args) -> int:
@@ -135,17 +236,19 @@ def _cmd_mechanisms(args) -> int:
     orders = args.orders
     if args.json:
         out = {name: {"params": m.params, "discrete": m.discrete,
-                      "targets": {f"{o:g}": m.target(o) for o in orders}} for name, m in MECHANISMS.items()}
-        json.dump(out, sys.stdout, indent=2)
-        sys.stdout.write("\n")
+                      "targets": {f"{o:g}": m.target(o) for o in orders},
+                      "reverse_targets": {f"{o:g}": m.reverse_target(o) for o in orders}}
+               for name, m in MECHANISMS.items()}
+        _write_json(out)
         return 0
+    targets = {name: [m.target(o) for o in orders] for name, m in MECHANISMS.items()}  # errors before output
     print("Section IV mechanisms; targets are the exact D_order(p||q) for x=(1,0,...,0), x'=(0,...,0).")
     header = f"{'name':<30}{'output':<11}{'parameters':<36}" + "".join(f"{'eps(' + format(o, 'g') + ')':>11}" for o in orders)
     print(header)
     for name, m in MECHANISMS.items():
         params = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in m.params.items())
         row = f"{name:<30}{'discrete' if m.discrete else 'real':<11}{params:<36}"
-        print(row + "".join(f"{m.target(o):11.5f}" for o in orders))
+        print(row + "".join(f"{t:11.5f}" for t in targets[name]))
     return 0
 
 
@@ -183,9 +286,15 @@ def build_parser() -> argparse.ArgumentParser:
     kind.add_argument("--discrete", action="store_true", help="treat outputs as discrete (relative frequencies)")
     kind.add_argument("--continuous", action="store_true", help="treat outputs as real numbers (Gaussian KDE)")
     a.add_argument("--bandwidth", type=float, metavar="H", help="KDE bandwidth (default: undersmoothed rule)")
-    a.add_argument("--floor", type=float, metavar="T", help="floor tau (default: tied to the estimator's noise)")
+    a.add_argument("--floor", metavar="T",
+                   help="floor tau, or 'paper' for tau slightly larger than h (default: tied to the KDE's noise)")
     a.add_argument("--beta", type=float, metavar="B", help="softmax sharpness (default 1/tau)")
-    a.add_argument("--no-bias-correction", action="store_true", help="use eq. (16) exactly as printed")
+    a.add_argument("--no-bias-correction", action="store_true",
+                   help="use eq. (16) exactly as printed (anti-conservative where the bias is large; warns)")
+    a.add_argument("--direction", choices=["both", "forward", "reverse"], default="both",
+                   help="bound D(P||Q) and D(Q||P) at alpha/2 each and report the larger (default), "
+                        "or one direction at alpha")
+    a.add_argument("--decimal-comma", action="store_true", help="text files use decimal commas (1,5 = 1.5)")
     a.add_argument("--json", action="store_true", help="print JSON instead of a table")
     a.set_defaults(func=_cmd_audit)
 
@@ -199,15 +308,31 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
-    except (UserError, ValueError, TypeError) as exc:
+        status = args.func(args)
+        sys.stdout.flush()  # surface a full disk here, as a user error, not at exit
+        return status
+    except (UserError, ValueError, TypeError, OverflowError, MemoryError) as exc:
         print(f"renyi: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("renyi: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _silence_stdout()
         return 0
+    except OSError as exc:  # e.g. standard output on a full disk
+        _silence_stdout()
+        print(f"renyi: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+
+
+def _silence_stdout() -> None:
+    """After a failed write, point stdout at devnull so that the exit flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

@@ -686,9 +686,13 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
                          f"{a.shape} and {b.shape}; for discrete vector outputs pass discrete=True")
     a, b = a.astype(float, copy=False), b.astype(float, copy=False)
     for name, arr in (("samples_p", a), ("samples_q", b)):
-        if arr.size < 2 or not np.ptp(arr) > 0:
+        lo, hi = float(arr.min()), float(arr.max())
+        if arr.size < 2 or not hi > lo:
             raise ValueError(f"{name} has zero spread (all values equal); a continuous density "
                              "cannot be estimated — are the outputs discrete? then pass discrete=True")
+        if not math.isfinite(hi - lo) or max(abs(lo), abs(hi)) > 1e150:
+            raise ValueError(f"{name} spans {lo:.3g} to {hi:.3g}, beyond what a density grid can hold in "
+                             "double precision; rescale the outputs (the bound does not depend on units)")
     scale = 0.5 * (robust_scale(_strided(a)) + robust_scale(_strided(b)))
     # the rule of default_bandwidth, with the scale computed once
     h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")

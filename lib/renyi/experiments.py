@@ -344,8 +344,9 @@ def summarize(rows, by=("mechanism", "n", "order"), *, column="lower", target="t
     r"""Per-group summaries of a sweep: replicates, mean of ``column``/target, 5–95 % band, coverage.
 
     Coverage is the fraction of replicates with ``column <= target``, i.e. with
-    a valid lower bound, and ``positive`` the fraction with ``column > 0``.
-    Returns one dict per group, sorted by the group key.
+    a valid lower bound, with its exact (Clopper–Pearson) 95 % interval
+    ``coverage_low``–``coverage_high``; ``positive`` is the fraction with
+    ``column > 0``.  Returns one dict per group, sorted by the group key.
     """
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
@@ -358,10 +359,13 @@ def summarize(rows, by=("mechanism", "n", "order"), *, column="lower", target="t
         values = np.array([r[column] for r in g])
         truth = np.array([r[target] for r in g])
         entry = dict(zip(by, key))
+        covered = int(np.sum(values <= truth))
+        ci = stats.binomtest(covered, len(g)).proportion_ci(0.95, method="exact")
         entry.update(replicates=len(g), target=float(truth[0]), mean=float(values.mean()),
                      q05=float(np.quantile(values, 0.05)), q95=float(np.quantile(values, 0.95)),
                      mean_ratio=float(values.mean() / truth[0]) if truth[0] != 0 else float("nan"),
-                     coverage=float(np.mean(values <= truth)), positive=float(np.mean(values > 0)))
+                     coverage=covered / len(g), coverage_low=float(ci.low), coverage_high=float(ci.high),
+                     positive=float(np.mean(values > 0)))
         out.append(entry)
     return out
 
@@ -606,6 +610,9 @@ def main(argv=None) -> int:
         if executor is not None:
             if isinstance(executor, cf.ProcessPoolExecutor):
                 executor.shutdown(wait=False, cancel_futures=True)
+                # A running task can take minutes at n = 10^7; after Ctrl-C, do not wait for it.
+                for proc in list(getattr(executor, "_processes", {}).values()):
+                    proc.terminate()
             else:
                 executor.shutdown()
     return 0
