@@ -11,8 +11,8 @@ PYTHON := $(shell sh tools/find-python)
 endif
 VENV     := .venv
 BIN      := $(VENV)/bin
-PYVER    := $(shell $(PYTHON) -c 'import sys; print(sys.version.split()[0])' 2>/dev/null)
-PYMM     := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+PYVER    := $(if $(PYTHON),$(shell $(PYTHON) -c 'import sys; print(sys.version.split()[0])' 2>/dev/null))
+PYMM     := $(if $(PYTHON),$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null))
 STAMP    := $(VENV)/.installed-$(PYVER)
 TESTSTAMP := $(VENV)/.installed-test-$(PYVER)
 NB       := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)

@@ -4,10 +4,16 @@ Every pipeline computes the same thing — two density estimates on one grid,
 then the floored-softmax estimate and the eq. (18) standard error for three
 orders — and only the density back-end differs:
 
-* ``renyi``: the library (fast Gauss transform on a grid, tail-accurate);
+* ``renyi``: the library's default (linear binning + FFT on a grid);
+* ``renyi-exact-tails``: the library with ``tails="relative"`` (fast Gauss transform);
 * ``kdepy``: KDEpy ``FFTKDE`` (linear binning + FFT) on the same grid;
 * ``statsmodels``: ``KDEUnivariate(fft=True)`` on its own grid, interpolated;
-* ``scipy``: ``gaussian_kde`` evaluated on the grid (direct sum; n <= 1e4).
+* ``scipy``: ``gaussian_kde`` evaluated on the grid (direct sum; n <= 1e4);
+* ``bincount``: two bare ``bincount`` passes (nearest-node binning of each sample), the physical
+  floor of any binned method: not a pipeline, a yardstick.
+
+Also measured: the command line on two ``.npy`` files of 10^7 values, and a chunked audit of
+10^8 values per side drawn by a seeded sampler (``renyi.streaming``), with its peak memory.
 
 Times are the best of a few repetitions, measured in this run, so ratios
 compare like with like on this machine.  Peak memory is traced with
@@ -36,6 +42,15 @@ def _finish(p_hat, q_hat, dx, n, h):
 
 def renyi_pipeline(x, y):
     return rdp_lower_bound(x, y, ORDERS)
+
+
+def renyi_exact_tails_pipeline(x, y):
+    return rdp_lower_bound(x, y, ORDERS, tails="relative")
+
+
+def bincount_floor(x, y):
+    lo, dx = min(x.min(), y.min()), 0.01
+    return [np.bincount(((s - lo) * (1 / dx)).astype(np.intp)) for s in (x, y)]
 
 
 def _common_grid(x, y, h):
@@ -101,7 +116,8 @@ def tail_accuracy(n=20_000, seed=5):
     keep = exact > 1e-12
     k = sm.nonparametric.KDEUnivariate(x)
     k.fit(kernel="gau", bw=h, fft=True, gridsize=grid.size, cut=8)
-    backends = {"renyi": est.p, "kdepy": FFTKDE(bw=h).fit(x).evaluate(grid),
+    backends = {"renyi tails=\"relative\"": est.p, "renyi (default)": kde_on_grid(x, y, h).p,
+                "kdepy": FFTKDE(bw=h).fit(x).evaluate(grid),
                 "statsmodels": np.interp(grid, k.support, k.density, left=0.0, right=0.0)}
     print(f"\n# tail accuracy, n={n:,}, h={h:.3g}: max |p_hat/p_direct - 1| where p_direct > 1e-12"
           f" ({keep.sum()} of {grid.size} grid points)")
@@ -135,30 +151,89 @@ def lift_benchmark():
               f"{asymmetric_mechanism(model, eps, 3).utility:.6f} |", flush=True)
 
 
+def cli_benchmark(n=10_000_000):
+    """The whole command line on two .npy files of n values each, against loading them."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    rng = np.random.default_rng(3)
+    with tempfile.TemporaryDirectory() as tmp:
+        np.save(os.path.join(tmp, "p.npy"), rng.normal(1, 5, n))
+        np.save(os.path.join(tmp, "q.npy"), rng.normal(0, 5, n))
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "renyi", "audit", "p.npy", "q.npy", "--orders", "2", "5", "7"],
+                       cwd=tmp, check=True, capture_output=True)
+        t_cli = time.perf_counter() - start
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import numpy as np; np.load('p.npy'); np.load('q.npy')"],
+                       cwd=tmp, check=True)
+        t_load = time.perf_counter() - start
+    print(f"\n# command line, two .npy files of {n:,} values: `python -m renyi audit p.npy q.npy --orders 2 5 7`")
+    print("| step | time (s) |\n|---|---:|")
+    print(f"| whole CLI (start-up, memory-mapped load, fit, 3 orders x 2 directions, print) | {t_cli:.2f} |")
+    print(f"| python start-up + np.load of both files | {t_load:.2f} |", flush=True)
+
+
+def chunked_benchmark(n=100_000_000, chunk=5_000_000):
+    """A 10^8-per-side audit from a seeded sampler in chunks (renyi.streaming)."""
+    from renyi.audit import bounds_from_fit
+    from renyi.streaming import fit_densities_chunked
+
+    def source(mean, seed):
+        def chunks():
+            rng = np.random.default_rng(seed)
+            for start in range(0, n, chunk):
+                yield rng.normal(mean, 5, min(chunk, n - start))
+        return chunks
+
+    start = time.perf_counter()
+    for _ in source(1, 1)():
+        pass
+    t_sample = time.perf_counter() - start
+    tracemalloc.start()
+    start = time.perf_counter()
+    bounds = bounds_from_fit(fit_densities_chunked(source(1, 1), source(0, 2)), ORDERS)
+    t = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    print(f"\n# chunked audit, {n:,} Gaussian outputs per side in chunks of {chunk:,} (renyi.streaming)")
+    print("| time (s) | of which sampling (3 passes x 2 sides) | peak traced memory | lower bound at order 2 |")
+    print("|---:|---:|---:|---:|")
+    print(f"| {t:.1f} | {6 * t_sample:.1f} | {peak / 2**20:.0f} MiB | {bounds[0].lower:.5f} (epsilon 0.04) |",
+          flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6, 1e7])
+    parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6, 1e7, 1e8])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--skip-lift", action="store_true", help="skip the Part II timings")
     args = parser.parse_args(argv)
-    pipelines = {"renyi": renyi_pipeline, "kdepy": kdepy_pipeline,
-                 "statsmodels": statsmodels_pipeline, "scipy": scipy_pipeline}
+    pipelines = {"renyi": renyi_pipeline, "renyi-exact-tails": renyi_exact_tails_pipeline,
+                 "kdepy": kdepy_pipeline, "statsmodels": statsmodels_pipeline, "scipy": scipy_pipeline,
+                 "bincount": bincount_floor}
     rng = np.random.default_rng(20261129)
-    print(f"# rdp_lower_bound, three orders, Gaussian mechanism (b=5); {platform.processor() or platform.machine()}, "
-          f"numpy {np.__version__}")
-    print("| n per side | pipeline | time (s) | ratio to renyi | peak memory / input |")
+    print(f"# rdp_lower_bound, three orders, both directions, Gaussian mechanism (b=5); "
+          f"{platform.processor() or platform.machine()}, numpy {np.__version__}")
+    print("| n per side | pipeline | time (s) | renyi / this | peak memory / input |")
     print("|---:|---|---:|---:|---:|")
     for n in (int(s) for s in args.sizes):
         x, y = rng.normal(1, 5, n), rng.normal(0, 5, n)
         base = None
         for name, fn in pipelines.items():
-            if name == "scipy" and n > 10_000:
+            if (name == "scipy" and n > 10_000) or (name == "renyi-exact-tails" and n > 10**7):
                 continue
             repeat = 1 if n >= 10**7 else args.repeat
             t, mem = measure(fn, x, y, repeat)
             base = t if base is None else base
-            print(f"| {n:,} | {name} | {t:.3f} | {t / base:.2f} | {mem:.2f} |", flush=True)
+            print(f"| {n:,} | {name} | {t:.3f} | {base / t:.2f} | {mem:.2f} |", flush=True)
+        del x, y
     tail_accuracy()
-    lift_benchmark()
+    cli_benchmark()
+    chunked_benchmark()
+    if not args.skip_lift:
+        lift_benchmark()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from scipy import stats
 
 from renyi.audit import (LowerBound, audit, default_floor, floored_estimate, rdp_lower_bound,
                          second_order_bias, softmax_derivative, softmax_floor)
+from renyi.density import robust_scale
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
 
 X, X_PRIME = ADJACENT_PAIR
@@ -267,3 +268,54 @@ def test_binned_kde_bounds_equal_exact_tail_bounds(name):
                 assert abs(u.lower - v.lower) <= 1e-3 * v.std_error, (n, u.order)
                 compared += 1
         assert compared >= 2
+
+
+def test_paper_floor_is_slightly_larger_than_h_in_standardised_units():
+    from renyi.audit import paper_floor
+    h, s = 0.02, 5.0
+    tau = paper_floor(h, s)
+    assert tau * s == pytest.approx((h / s) ** 0.9)
+    assert tau * s > h / s                        # larger than h, in units of the outputs' scale
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(1, 5, 50_000), rng.normal(0, 5, 50_000)
+    bound = rdp_lower_bound(a, b, 2, floor="paper", bias_correction=False, direction="forward")
+    assert bound.floor == pytest.approx(paper_floor(bound.bandwidth, 0.5 * (robust_scale(a) + robust_scale(b))))
+    # n h tau grows with n (the paper's regime), unlike the default floor's constant 3.13
+    small = rdp_lower_bound(a[:5000], b[:5000], 2, floor="paper")
+    assert bound.n_p * bound.bandwidth * bound.floor > 2 * small.n_p * small.bandwidth * small.floor
+
+
+def test_printed_bound_shows_the_subtracted_bias_and_the_direction():
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(1, 5, 20_000), rng.normal(0, 5, 20_000)
+    bound = rdp_lower_bound(a, b, 2)
+    text = str(bound)
+    assert f"- bias {max(bound.bias, 0):.3g}" in text and bound.direction in text
+    assert f"{bound.lower:.6g}" in text
+    centre = bound.estimate - max(bound.bias, 0)
+    assert bound.lower == pytest.approx(centre + stats.norm.ppf(bound.level) * bound.std_error)
+    trivial = rdp_lower_bound(a[:200], a[200:400], 2)
+    assert trivial.trivial and "trivial" in str(trivial)
+
+
+def test_summaries_give_exact_binomial_intervals():
+    from renyi.experiments import summarize
+    rows = [{"mechanism": "m", "n": 1, "order": 2.0, "lower": float(i < 90), "target": 0.5} for i in range(100)]
+    s = summarize(rows)[0]
+    ci = stats.binomtest(10, 100).proportion_ci(0.95, method="exact")
+    assert s["coverage"] == 0.10 and (s["coverage_low"], s["coverage_high"]) == (ci.low, ci.high)
+    assert s["positive"] == 0.90
+
+
+def test_audit_accepts_rng_none_for_a_black_box_and_any_database_object():
+    calls = []
+
+    def black_box(records, n, rng):
+        calls.append(rng)
+        own = np.random.default_rng(len(calls))   # draws its own randomness
+        return sum(r["value"] for r in records) + own.normal(0, 1.0, n)
+
+    bound = audit(black_box, [{"value": 1.0}], [{"value": 0.0}], 20_000, 2)
+    assert calls == [None, None] and 0 < bound.lower <= 1.0
+    with pytest.raises(TypeError, match="built-in mechanisms"):
+        audit("gaussian", X, X_PRIME, 100, 2)

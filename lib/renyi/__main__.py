@@ -197,11 +197,11 @@ def _cmd_audit(args) -> int:
         kind = f"continuous (Gaussian KDE, bandwidth h={first.bandwidth:.4g}, {first.cells:,} grid points)"
     print(f"samples: n_p={first.n_p:,}  n_q={first.n_q:,}  {kind}")
     print(f"floor: q_hat is floored smoothly at tau={first.floor:.4g} (sharpness beta={first.beta:.4g})")
-    centre = ("estimate minus its estimated bias (bias-corrected)" if first.bias_corrected
-              else "estimate, eq. (16) as printed (no bias correction)")
-    sides = {"both": "both directions P||Q and Q||P, each at alpha/2; the larger bound is shown",
-             "forward": "direction P||Q only (the paper's ordered pair)",
-             "reverse": "direction Q||P only"}[args.direction]
+    centre = ("bias-corrected estimate" if first.bias_corrected
+              else "estimate as in eq. (16), no bias correction")
+    sides = {"both": "P||Q and Q||P at alpha/2 each, the larger shown",
+             "forward": "P||Q only (the paper's ordered pair)",
+             "reverse": "Q||P only"}[args.direction]
     print(f"centre: {centre}; {sides}")
     conf = f"lower({level:g}%)"
     print(f"{'order':>7} {'direction':>9} {'estimate':>11} {'- bias':>10} {'std.error':>10} {conf:>12}")

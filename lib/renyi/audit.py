@@ -24,7 +24,7 @@ import numpy as np
 from scipy import special, stats
 
 from ._validation import as_orders, as_positive_scalar, as_probability
-from .density import _strided, kde_on_grid, relative_frequencies, robust_scale
+from .density import TAILS, _kde_on_grid, _strided, relative_frequencies, robust_scale
 
 __all__ = [
     "LowerBound", "DensityFit", "fit_densities", "bounds_from_fit", "softmax_floor", "softmax_derivative", "floored_estimate",
@@ -696,7 +696,9 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
     scale = 0.5 * (robust_scale(_strided(a)) + robust_scale(_strided(b)))
     # the rule of default_bandwidth, with the scale computed once
     h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
-    grid = kde_on_grid(a, b, h, tails=tails)
+    if tails not in TAILS:
+        raise ValueError(f"tails must be one of {', '.join(map(repr, TAILS))}, got {tails!r}")
+    grid = _kde_on_grid(a, b, h, 8.0, 8.0, 1 << 22, tails)  # the samples are validated above
     return DensityFit(grid.p, grid.q, grid.dx, n_p, n_q, False, int(grid.size), float(h), float(scale))
 
 
@@ -768,7 +770,7 @@ def _to_bound(lam, res, label, level, common) -> LowerBound:
                       **common)
 
 
-def audit(mechanism, database, neighbour, n, orders, *, rng, **estimator_options):
+def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_options):
     r"""Sample a mechanism on two adjacent databases and bound its :math:`\varepsilon(\lambda)` from below.
 
     Parameters
@@ -776,18 +778,25 @@ def audit(mechanism, database, neighbour, n, orders, *, rng, **estimator_options
     mechanism : Mechanism, str or callable
         An entry of :data:`renyi.mechanisms.MECHANISMS` (or its key), or any
         black-box callable ``f(database, n, rng) -> outputs``.
-    database, neighbour : array_like
-        The adjacent pair :math:`(x, x')`; e.g.
-        :data:`renyi.mechanisms.ADJACENT_PAIR`.
+    database, neighbour : object
+        The adjacent pair :math:`(x, x')`, passed to the sampler unchanged: an
+        array for the built-in mechanisms (e.g.
+        :data:`renyi.mechanisms.ADJACENT_PAIR`), any object (a list of records,
+        a data frame, a scalar) for your own callable.
     n : int or (int, int)
         Samples per database (or ``(n_p, n_q)``).
     orders : float or sequence of float
-    rng : numpy.random.Generator
-        Two independent child streams are spawned from it, one per database.
+    rng : numpy.random.Generator or None
+        Two independent child streams are spawned from it, one per database,
+        and passed to the sampler; the built-in mechanisms require it.
+        ``None`` (allowed for callables only) passes ``None``: the black box
+        draws its own randomness, and the audit is then only as reproducible
+        as the black box is.
     **estimator_options
         Passed to :func:`rdp_lower_bound` (``alpha``, ``discrete``,
-        ``bandwidth``, ``floor``, ``beta``).  A mechanism's ``discrete``
-        attribute is used when ``discrete`` is not given.
+        ``bandwidth``, ``floor``, ``beta``, ``bias_correction``, ``direction``,
+        ``tails``).  A mechanism's ``discrete`` attribute is used when
+        ``discrete`` is not given.
 
     Returns
     -------
@@ -802,8 +811,13 @@ def audit(mechanism, database, neighbour, n, orders, *, rng, **estimator_options
     sampler = getattr(mechanism, "sample", mechanism)
     if not callable(sampler):
         raise TypeError("mechanism must be a MECHANISMS entry, its name, or a callable f(database, n, rng)")
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
+    builtin = sampler is not mechanism
+    if rng is None and builtin:
+        raise TypeError("rng must be a numpy.random.Generator for the built-in mechanisms, "
+                        "e.g. numpy.random.default_rng(seed)")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError("rng must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed), or None "
+                        "for a black box that draws its own randomness")
     if isinstance(n, (tuple, list)):
         if len(n) != 2:
             raise ValueError(f"n must be an int or a pair (n_p, n_q), got {n!r}")
@@ -815,7 +829,7 @@ def audit(mechanism, database, neighbour, n, orders, *, rng, **estimator_options
             raise ValueError(f"{name} must be an integer >= 2, got {value!r}")
     if "discrete" not in estimator_options and hasattr(mechanism, "discrete"):
         estimator_options["discrete"] = bool(mechanism.discrete)
-    rng_p, rng_q = rng.spawn(2)
+    rng_p, rng_q = rng.spawn(2) if rng is not None else (None, None)
     samples_p = sampler(database, int(n_p), rng_p)
     samples_q = sampler(neighbour, int(n_q), rng_q)
     return rdp_lower_bound(samples_p, samples_q, orders, **estimator_options)

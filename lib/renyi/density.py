@@ -418,6 +418,11 @@ def kde_on_grid(samples_p, samples_q, bandwidth, *, spacing: float = 8.0, pad: f
     xq = as_real_array(samples_q, "samples_q", ndim=1)
     if tails not in TAILS:
         raise ValueError(f"tails must be one of {', '.join(map(repr, TAILS))}, got {tails!r}")
+    return _kde_on_grid(xp, xq, h, spacing, pad, max_points, tails)
+
+
+def _kde_on_grid(xp, xq, h, spacing, pad, max_points, tails) -> GridEstimate:
+    """:func:`kde_on_grid` on validated 1-D float arrays (the audit validates once, up front)."""
     dx = h / spacing
     lo = min(xp.min(), xq.min()) - pad * h
     hi = max(xp.max(), xq.max()) + pad * h
@@ -462,13 +467,18 @@ def _linear_bin(x: np.ndarray, lo: float, dx: float, size: int) -> np.ndarray:
 
 def _binned_kde(samples, lo: float, dx: float, h: float, size: int):
     """Linear binning + FFT convolution with the bandwidth-compensated sampled Gaussian."""
+    counts = np.stack([_linear_bin(x, lo, dx, size) / x.size for x in samples])
+    return _smooth_counts(counts, dx, h)
+
+
+def _smooth_counts(counts: np.ndarray, dx: float, h: float):
+    """Densities from normalised linear-binning counts (one row per sample)."""
     # Linear binning adds Delta^2/6 of variance on average; take it out of the kernel.
     h_kernel = math.sqrt(h * h - dx * dx / 6.0)
     reach = int(math.ceil(_KERNEL_REACH * h / dx))
     v = np.arange(-reach, reach + 1) * (dx / h_kernel)
     kernel = np.exp(-0.5 * v * v)
     kernel /= kernel.sum() * dx          # a density on the grid: unit mass exactly
-    counts = np.stack([_linear_bin(x, lo, dx, size) / x.size for x in samples])
     dens = signal.fftconvolve(counts, kernel[None, :], mode="same", axes=1)
     # FFT round-off leaves +-1e-16 of the peak where the density underflows.
     return tuple(np.maximum(d, 0.0) for d in dens)
