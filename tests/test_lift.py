@@ -194,3 +194,18 @@ def test_bad_input(call, exc, match):
 def test_outside_range_is_flagged_not_silent():
     cert = certificate(MEDICAL, 0.05, 3)
     assert not cert.admissible and any("r_Y*" in f for f in cert.failing)
+
+
+def test_global_optimum_time_limit_returns_a_feasible_mechanism_in_time():
+    import time
+    rng = np.random.default_rng(7)
+    k = 12
+    a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
+    model = LeakageModel(a @ rng.dirichlet(np.ones(k)), a)
+    start = time.perf_counter()
+    quick = global_optimum(model, 0.02, 3, time_limit=1.0)
+    elapsed = time.perf_counter() - start
+    assert quick.feasible and quick.utility > 0
+    assert elapsed < 30          # round 0 and one LP at most after the limit
+    with pytest.raises(ValueError, match="time_limit"):
+        global_optimum(model, 0.02, 3, time_limit=0)

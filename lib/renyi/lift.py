@@ -40,6 +40,7 @@ consistent with every recovered fragment (see the Part II chapters):
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -579,7 +580,8 @@ def _solve_lp(model, q, gains):
     return float(gains @ weights), weights, res.eqlin.marginals
 
 
-def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 60, seed: int = 0):
+def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 60, seed: int = 0,
+                   time_limit: float | None = 120.0):
     r"""The optimal value of problem (3) for any leakage matrix (Theorem 2), computed.
 
     :math:`V_{\chi^2}(\epsilon,\alpha)` is the concave envelope at :math:`P_Y` of
@@ -606,6 +608,15 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 6
     rtol : float, default 1e-6
     seed : int
         Seed of the random starting directions (the result is deterministic).
+    time_limit : float or None, default 120
+        Seconds after which refinement stops (checked between LP rounds and
+        local searches); the mechanism found so far is returned, still exactly
+        feasible and a valid lower bound.  ``None``: no limit.  The cost grows
+        quickly with :math:`|\mathcal Y|`: each round prices
+        :math:`\mathcal O(|\mathcal Y|^2)` boundary points (each a bisection
+        over :math:`|\mathcal X|\times|\mathcal Y|` products) and the polish runs a
+        Nelder–Mead search of up to :math:`80(|\mathcal Y|-1)` steps from each
+        active point; :math:`|\mathcal Y|=10` takes tens of seconds on two cores.
 
     Returns
     -------
@@ -632,6 +643,14 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 6
     if k == 0:
         return _build(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
     rng = np.random.default_rng(seed)
+    if time_limit is not None:
+        time_limit = as_real_scalar(time_limit, "time_limit")
+        if time_limit <= 0:
+            raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit!r}")
+    started = time.perf_counter()
+
+    def out_of_time():
+        return time_limit is not None and time.perf_counter() - started > time_limit
 
     def dirs_from(c):  # c: (k, m) coordinates -> unit directions in R^{n_y}
         d = basis @ c
@@ -658,6 +677,8 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 6
     # value is achieved by a valid mechanism at every round and increases to V_chi2.
     width = 2 * np.pi / 1440 if k == 2 else 0.05
     for _ in range((max_rounds if k == 2 else min(max_rounds, 14)) if k > 1 else 0):
+        if out_of_time():
+            break
         active = all_params[:, (weights > 1e-14) & ~np.isnan(all_params[0])]
         if k == 2:
             local = (active[0][:, None] + np.linspace(-width, width, 201)[None, :]).ravel()[None, :]
@@ -689,9 +710,17 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, max_rounds: int = 6
             qq = _boundary(model, dirs_from(c[:, None]), eps, alpha)
             return -(_objective(model, qq) - duals @ qq)[0]
 
-        found = np.array([optimize.minimize(neg_reduced, c0, method="Nelder-Mead",
-                                            options={"xatol": 1e-9, "fatol": 1e-15, "maxiter": 80 * k}).x
-                          for c0 in active.T]).T
+        if out_of_time():
+            break
+        found = []
+        for c0 in active.T:
+            if out_of_time():
+                break
+            found.append(optimize.minimize(neg_reduced, c0, method="Nelder-Mead",
+                                           options={"xatol": 1e-9, "fatol": 1e-15, "maxiter": 80 * k}).x)
+        if not found:
+            break
+        found = np.array(found).T
         q = np.concatenate([q, _boundary(model, dirs_from(found), eps, alpha)], axis=1)
         all_params = np.concatenate([all_params, found], axis=1)
         new_value, weights, duals = _solve_lp(model, q, _objective(model, q))
