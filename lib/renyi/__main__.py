@@ -324,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # surface a full disk here, as a user error, not at exit
         return status
     except (UserError, ValueError, TypeError, OverflowError, MemoryError) as exc:
-        print(f"renyi: error: {exc}", file=sys.stderr)
+        print(f"renyi: error: {_cli_words(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("renyi: interrupted", file=sys.stderr)
@@ -336,6 +336,19 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         print(f"renyi: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         return 1
+
+
+#: The library's messages name keyword arguments; on the command line the options are meant.
+_CLI_WORDS = [("discrete=True/False", "--discrete or --continuous"), ("discrete=True", "--discrete"),
+              ("discrete=False", "--continuous"), ("set discrete", "use --discrete or --continuous"),
+              ("samples_p", "P"), ("samples_q", "Q"), ("bias_correction=False", "--no-bias-correction"),
+              ("floor=", "--floor "), ("alpha ", "--alpha ")]
+
+
+def _cli_words(message: str) -> str:
+    for api, cli in _CLI_WORDS:
+        message = message.replace(api, cli)
+    return message
 
 
 def _silence_stdout() -> None:
