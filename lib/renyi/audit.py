@@ -263,7 +263,7 @@ def _near_one(p_hat, lp, lqt, lam):
     return log_f_rel / (lam - 1), var_p
 
 
-def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_factor=1.0):
+def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_factor=1.0, *, std_error=None):
     r"""Estimated second-order bias of :math:`D_\lambda(\hat p,\hat q_\tau)` (beyond the paper).
 
     The plug-in is a smooth function of the density estimates, so by a
@@ -288,8 +288,15 @@ def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_fac
     :math:`\hat q` is noisy: Jensen's inequality pushes the plug-in *up*,
     which can break the coverage of the lower bound at large :math:`n`
     when many cells sit just above the floor.
+
+    Returns the whole approximation, both terms.  ``std_error`` is the
+    :math:`\mathrm{se}` of the second term; ``None`` computes it with
+    :func:`floored_estimate`.
     """
     lam = float(order)
+    if std_error is None:
+        _, var_p, var_q = floored_estimate(p_hat, q_hat, lam, floor, beta, dx)
+        std_error = math.sqrt(var_p / n_p + var_q / n_q)
     lp = _log(p_hat)
     qt = softmax_floor(q_hat, floor, beta)
     lqt = np.log(qt)
@@ -303,7 +310,7 @@ def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_fac
         curv_q = beta * pi * (1 - pi) - lam * pi**2 / qt
         t_q = (1 - lam) * np.exp(lam * lp - lam * lqt + math.log(dx) - log_f) * curv_q * var_q
     b_over_f = 0.5 * (np.nansum(t_p[p_hat > 0]) + np.nansum(t_q[p_hat > 0]))
-    return b_over_f / (lam - 1)
+    return b_over_f / (lam - 1) - 0.5 * (lam - 1) * std_error * std_error
 
 
 def bound_from_densities(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, *, bandwidth=None, alpha=0.05,
@@ -328,8 +335,7 @@ def bound_from_densities(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, *, band
     estimate, var_p, var_q = floored_estimate(p_hat, q_hat, lam, floor, beta, dx)
     se = math.sqrt(var_p / n_p + var_q / n_q)
     kernel_factor = 1.0 if bandwidth is None else _KERNEL_ROUGHNESS / bandwidth
-    bias = (second_order_bias(p_hat, q_hat, lam, floor, beta, dx, n_p, n_q, kernel_factor)
-            - 0.5 * (lam - 1) * se * se)
+    bias = second_order_bias(p_hat, q_hat, lam, floor, beta, dx, n_p, n_q, kernel_factor, std_error=se)
     centre = estimate - max(bias, 0.0) if bias_correction else estimate
     return estimate, se, bias, min(centre + stats.norm.ppf(alpha) * se, estimate)
 
