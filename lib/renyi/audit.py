@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -191,8 +192,77 @@ def _log(x):
 
 
 def _lse(log_terms, log_dx):
-    finite = log_terms[np.isfinite(log_terms)]
-    return (float(special.logsumexp(finite)) + log_dx) if finite.size else -math.inf
+    """log(sum(exp(log_terms)) * dx) for terms that are finite or -inf (zeros)."""
+    top = float(np.max(log_terms)) if log_terms.size else -math.inf
+    if top == -math.inf:
+        return -math.inf
+    return top + math.log(float(np.sum(np.exp(log_terms - top)))) + log_dx
+
+
+class _Plugin:
+    """The order-independent pieces of the floored plug-in for one direction and one tuning.
+
+    Every integral of eqs. (16)-(18) and of the bias carries a factor of p_hat, so only the
+    cells with p_hat > 0 are kept; logs, the softmax floor and its derivative are computed
+    once and reused for every order (the audit evaluates several orders, and the fallback
+    ladder more).
+    """
+
+    def __init__(self, p_hat, q_hat, floor, beta, dx, n_p=1, n_q=1, kernel_factor=1.0):
+        p_hat, q_hat = np.asarray(p_hat, dtype=float), np.asarray(q_hat, dtype=float)
+        keep = p_hat > 0
+        p, q = p_hat[keep], q_hat[keep]
+        self.p, self.beta = p, beta
+        self.log_dx = math.log(dx)
+        with np.errstate(divide="ignore"):
+            self.lp, self.lq = np.log(p), np.log(q)
+        self.qt = softmax_floor(q, floor, beta)
+        self.lqt = np.log(self.qt)
+        self.pi = softmax_derivative(q, floor, beta)
+        with np.errstate(divide="ignore"):
+            self.lpi = np.log(self.pi)
+        self.log_ratio = self.lp - self.lqt                         # L = log(p_hat / q_tau)
+        self.pointwise_var_p = np.maximum(kernel_factor * p - p * p, 0.0) / n_p
+        self.pointwise_var_q = np.maximum(kernel_factor * q - q * q, 0.0) / n_q
+        self.n_p, self.n_q = n_p, n_q
+        self.base_q = self.lpi + self.lq                            # log(pi q_hat)
+
+    def moments(self, lam):
+        """(estimate, var_p, var_q, log F) at order lam (the formulas of floored_estimate)."""
+        if self.p.size == 0:
+            raise ValueError("the estimated p has no mass on the grid; check the samples")
+        lam_l = lam * self.log_ratio
+        log_f = _lse(self.lqt + lam_l, self.log_dx)
+        log_i2 = _lse(2 * self.lpi + self.lq + 2 * lam_l, self.log_dx)
+        log_i3 = _lse(self.base_q + lam_l, self.log_dx)
+        if lam - 1 < NEAR_ONE:
+            estimate, var_p = _near_one(self.p, self.lp, self.lqt, lam)
+        else:
+            log_i1 = _lse(self.lp + 2 * (lam - 1) * self.log_ratio, self.log_dx)
+            estimate = log_f / (lam - 1)
+            var_p = (lam / (lam - 1)) ** 2 * math.expm1(log_i1 - 2 * log_f)
+        var_q = math.exp(log_i2 - 2 * log_f) - math.exp(2 * (log_i3 - log_f)) if math.isfinite(log_i2) else 0.0
+        # Cancellation can leave -1e-17 when p_hat == q_hat; a variance is >= 0.
+        return estimate, max(var_p, 0.0), max(var_q, 0.0), log_f
+
+    def bias(self, lam, log_f, std_error):
+        """The second-order bias of second_order_bias, both terms."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            # each term divided by F inside the exponent, so nothing overflows
+            t_p = (lam * (lam - 1) * np.exp((lam - 1) * self.log_ratio - self.lp + self.log_dx - log_f)
+                   * self.pointwise_var_p)
+            curv_q = self.beta * self.pi * (1 - self.pi) - lam * self.pi**2 / self.qt
+            t_q = (1 - lam) * np.exp(lam * self.log_ratio + self.log_dx - log_f) * curv_q * self.pointwise_var_q
+        b_over_f = 0.5 * (np.nansum(t_p) + np.nansum(t_q))
+        return b_over_f / (lam - 1) - 0.5 * (lam - 1) * std_error * std_error
+
+    def bound(self, lam, alpha, bias_correction):
+        """(estimate, std_error, bias, lower) at order lam: steps 3-5."""
+        estimate, var_p, var_q, log_f = self.moments(lam)
+        se = math.sqrt(var_p / self.n_p + var_q / self.n_q)
+        bias = self.bias(lam, log_f, se)
+        centre = estimate - max(bias, 0.0) if bias_correction else estimate
+        return estimate, se, bias, min(centre + stats.norm.ppf(alpha) * se, estimate)
 
 
 def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
@@ -217,27 +287,8 @@ def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
     divided by :math:`((\lambda-1)F)^2`.  All integrals are ``logsumexp`` sums
     times ``dx`` (1 for pmfs), so large orders are safe.
     """
-    lam = float(order)
-    log_dx = math.log(dx)
-    lp, lq = _log(p_hat), _log(q_hat)
-    lqt = _log(softmax_floor(q_hat, floor, beta))
-    lpi = _log(softmax_derivative(q_hat, floor, beta))
-    with np.errstate(invalid="ignore"):
-        log_f = _lse(lam * lp + (1 - lam) * lqt, log_dx)
-        log_i2 = _lse(2 * lpi - 2 * lam * lqt + lq + 2 * lam * lp, log_dx)
-        log_i3 = _lse(lpi - lam * lqt + lq + lam * lp, log_dx)
-    if not math.isfinite(log_f):
-        raise ValueError("the estimated p has no mass on the grid; check the samples")
-    if lam - 1 < NEAR_ONE:
-        estimate, var_p = _near_one(p_hat, lp, lqt, lam)
-    else:
-        with np.errstate(invalid="ignore"):
-            log_i1 = _lse((2 * lam - 1) * lp + (2 - 2 * lam) * lqt, log_dx)
-        estimate = log_f / (lam - 1)
-        var_p = (lam / (lam - 1)) ** 2 * math.expm1(log_i1 - 2 * log_f)
-    var_q = math.exp(log_i2 - 2 * log_f) - math.exp(2 * (log_i3 - log_f)) if math.isfinite(log_i2) else 0.0
-    # Cancellation can leave -1e-17 when p_hat == q_hat; a variance is >= 0.
-    return estimate, max(var_p, 0.0), max(var_q, 0.0)
+    estimate, var_p, var_q, _ = _Plugin(p_hat, q_hat, floor, beta, dx).moments(float(order))
+    return estimate, var_p, var_q
 
 
 def _near_one(p_hat, lp, lqt, lam):
@@ -294,23 +345,11 @@ def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_fac
     :func:`floored_estimate`.
     """
     lam = float(order)
+    plugin = _Plugin(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor)
+    _, var_p, var_q, log_f = plugin.moments(lam)
     if std_error is None:
-        _, var_p, var_q = floored_estimate(p_hat, q_hat, lam, floor, beta, dx)
         std_error = math.sqrt(var_p / n_p + var_q / n_q)
-    lp = _log(p_hat)
-    qt = softmax_floor(q_hat, floor, beta)
-    lqt = np.log(qt)
-    pi = softmax_derivative(q_hat, floor, beta)
-    with np.errstate(invalid="ignore", over="ignore"):
-        log_f = _lse(lam * lp + (1 - lam) * lqt, math.log(dx))
-        # each term divided by F inside the exponent, so nothing overflows
-        var_p = np.maximum(kernel_factor * p_hat - p_hat**2, 0.0) / n_p
-        var_q = np.maximum(kernel_factor * q_hat - q_hat**2, 0.0) / n_q
-        t_p = lam * (lam - 1) * np.exp((lam - 2) * lp + (1 - lam) * lqt + math.log(dx) - log_f) * var_p
-        curv_q = beta * pi * (1 - pi) - lam * pi**2 / qt
-        t_q = (1 - lam) * np.exp(lam * lp - lam * lqt + math.log(dx) - log_f) * curv_q * var_q
-    b_over_f = 0.5 * (np.nansum(t_p[p_hat > 0]) + np.nansum(t_q[p_hat > 0]))
-    return b_over_f / (lam - 1) - 0.5 * (lam - 1) * std_error * std_error
+    return plugin.bias(lam, log_f, std_error)
 
 
 def bound_from_densities(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, *, bandwidth=None, alpha=0.05,
@@ -330,14 +369,10 @@ def bound_from_densities(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, *, band
     approximation of :math:`\log\hat F` fails, so it is not applied.  This
     function applies no reliability rule; :func:`rdp_lower_bound` does.
     """
-    lam = float(order)
     alpha = as_probability(alpha, "alpha")
-    estimate, var_p, var_q = floored_estimate(p_hat, q_hat, lam, floor, beta, dx)
-    se = math.sqrt(var_p / n_p + var_q / n_q)
     kernel_factor = 1.0 if bandwidth is None else _KERNEL_ROUGHNESS / bandwidth
-    bias = second_order_bias(p_hat, q_hat, lam, floor, beta, dx, n_p, n_q, kernel_factor, std_error=se)
-    centre = estimate - max(bias, 0.0) if bias_correction else estimate
-    return estimate, se, bias, min(centre + stats.norm.ppf(alpha) * se, estimate)
+    return _Plugin(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor).bound(float(order), alpha,
+                                                                                 bias_correction)
 
 
 def _reliable(order, se, bias, bias_correction) -> bool:
@@ -352,11 +387,10 @@ def _fallback_orders(order):
     return [1.0 + (order - 1.0) * 2.0 ** (-k / 2) for k in range(1, 41)]
 
 
-def _one_direction(p_hat, q_hat, n_p, n_q, lam, *, floor, beta, dx, bandwidth, alpha, bias_correction):
-    """Bound at ``lam`` for D(p_hat || q_hat), with the fallback to a smaller order."""
-    fit = dict(floor=floor, beta=beta, dx=dx, n_p=n_p, n_q=n_q, bandwidth=bandwidth, alpha=alpha,
-               bias_correction=bias_correction)
-    estimate, se, bias, lower = bound_from_densities(p_hat, q_hat, lam, **fit)
+def _one_direction(plugin: _Plugin, lam, *, alpha, bias_correction):
+    """Bound at ``lam`` for one direction, with the fallback to a smaller order."""
+    n_p, n_q = plugin.n_p, plugin.n_q
+    estimate, se, bias, lower = plugin.bound(lam, alpha, bias_correction)
     out = dict(estimate=estimate, std_error=se, bias=bias, lower=lower, reliable=True, bound_order=lam,
                note="")
     if _reliable(lam, se, bias, bias_correction):
@@ -371,7 +405,7 @@ def _one_direction(p_hat, q_hat, n_p, n_q, lam, *, floor, beta, dx, bandwidth, a
         why = (f"eq. (16) without the bias correction is anti-conservative here (estimated bias "
                f"{bias / se:.2g} standard errors > {MAX_UNCORRECTED_BIAS:g})")
     for smaller in _fallback_orders(lam):
-        e2, se2, b2, l2 = bound_from_densities(p_hat, q_hat, smaller, **fit)
+        e2, se2, b2, l2 = plugin.bound(smaller, alpha, bias_correction)
         if _reliable(smaller, se2, b2, bias_correction):
             out.update(lower=min(l2, estimate), reliable=False, bound_order=smaller,
                        note=f"{why}; reported the bound at order {smaller:.4g}, which is also a bound at "
@@ -699,7 +733,9 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
         if not math.isfinite(hi - lo) or max(abs(lo), abs(hi)) > 1e150:
             raise ValueError(f"{name} spans {lo:.3g} to {hi:.3g}, beyond what a density grid can hold in "
                              "double precision; rescale the outputs (the bound does not depend on units)")
-    scale = 0.5 * (robust_scale(_strided(a)) + robust_scale(_strided(b)))
+    with ThreadPoolExecutor(max_workers=2) as pool:  # numpy's partition releases the GIL
+        scale_p, scale_q = pool.map(lambda x: robust_scale(_strided(x)), (a, b))
+    scale = 0.5 * (scale_p + scale_q)
     # the rule of default_bandwidth, with the scale computed once
     h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
     if tails not in TAILS:
@@ -752,14 +788,16 @@ def bounds_from_fit(fit: DensityFit, orders, *, alpha=0.05, floor=None, beta=Non
                   beta=float(beta_used), discrete=fit.discrete, cells=fit.cells,
                   bias_corrected=bool(bias_correction))
     level = alpha / 2 if direction == "both" else alpha
-    sides = {"forward": [("P||Q", p_hat, q_hat, n_p, n_q)], "reverse": [("Q||P", q_hat, p_hat, n_q, n_p)]}
-    sides["both"] = sides["forward"] + sides["reverse"]
+    kernel_factor = 1.0 if h is None else _KERNEL_ROUGHNESS / h
+    wanted = {"forward": ["P||Q"], "reverse": ["Q||P"], "both": ["P||Q", "Q||P"]}[direction]
+    pairs = {"P||Q": (p_hat, q_hat, n_p, n_q), "Q||P": (q_hat, p_hat, n_q, n_p)}
+    plugins = {label: _Plugin(f, g, tau, beta_used, dx, n_f, n_g, kernel_factor)
+               for label, (f, g, n_f, n_g) in pairs.items() if label in wanted}
     results = []
     for lam in order_list:
         found = []
-        for label, f_hat, g_hat, n_f, n_g in sides[direction]:
-            res = _one_direction(f_hat, g_hat, n_f, n_g, lam, floor=tau, beta=beta_used, dx=dx, bandwidth=h,
-                                 alpha=level, bias_correction=bool(bias_correction))
+        for label in wanted:
+            res = _one_direction(plugins[label], lam, alpha=level, bias_correction=bool(bias_correction))
             found.append(_to_bound(lam, res, label, level, common))
         best = max(found, key=lambda b: b.lower)  # ties keep P||Q, the paper's ordered pair
         if direction == "both":
