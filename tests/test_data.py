@@ -176,3 +176,11 @@ def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path):
                                         "resumes"]
     assert list(parts.glob("*.sha256")), "finished parts were thrown away"
     assert not (tmp_path / "part1" / "section4.csv").exists()
+
+
+def test_a_parallel_run_completes_with_status_0(tmp_path):
+    """The normal end of a run with worker processes (the pool is shut down cleanly)."""
+    from renyi.experiments import main
+    assert main(["--out", str(tmp_path), "--sweeps", "section4", "--max-n", "1000", "--replicates", "2",
+                 "--workers", "2", "--no-progress"]) == 0
+    assert (tmp_path / "part1" / "section4.csv").is_file()

@@ -494,6 +494,9 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
     part_dir = out / "part1" / ".parts"
     part_dir.mkdir(parents=True, exist_ok=True)
     lib = _library_digest()
+    # provenance of the code that computes the parts: taken now, not when the run ends
+    commit = _git("rev-parse", "HEAD")
+    dirty = bool(_git("status", "--porcelain", "--", "lib"))
     paths = {t: _part_paths(part_dir, t, SWEEPS[t.sweep], lib) for tasks in all_tasks.values() for t in tasks}
     todo = [t for t in paths if not _valid_part(*paths[t], t, SWEEPS[t.sweep])]
     # Largest tasks first keeps the workers busy until the end.
@@ -531,8 +534,6 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
         if bar is not None:
             bar.close()
 
-    commit = _git("rev-parse", "HEAD")
-    dirty = bool(_git("status", "--porcelain", "--", "lib"))
     for sweep, tasks in all_tasks.items():
         rows = []
         for task in sorted(tasks, key=lambda t: t.key):
@@ -611,7 +612,7 @@ def main(argv=None) -> int:
             if isinstance(executor, cf.ProcessPoolExecutor):
                 executor.shutdown(wait=False, cancel_futures=True)
                 # A running task can take minutes at n = 10^7; after Ctrl-C, do not wait for it.
-                for proc in list(getattr(executor, "_processes", {}).values()):
+                for proc in list((getattr(executor, "_processes", None) or {}).values()):
                     proc.terminate()
             else:
                 executor.shutdown()
