@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from ._validation import as_orders, as_positive_scalar, as_probability
 from .density import TAILS, _kde_on_grid, _strided, relative_frequencies, robust_scale
@@ -159,7 +159,7 @@ class LowerBound:
         correction = (f" - bias {max(self.bias, 0.0):.3g}" if self.bias_corrected else "")
         text = (f"order {self.order:g} ({self.direction}): lower bound {self.lower:.6g}"
                 f"{' (trivial: no evidence)' if self.trivial else ''} = estimate {self.estimate:.6g}"
-                f"{correction} - {-stats.norm.ppf(self.level or self.alpha):.3g} x std.error {self.std_error:.3g}"
+                f"{correction} - {-special.ndtri(self.level or self.alpha):.3g} x std.error {self.std_error:.3g}"
                 f" (alpha={self.alpha:g})")
         if not self.reliable:
             text = (f"order {self.order:g} ({self.direction}): lower bound {self.lower:.6g}"
@@ -262,7 +262,7 @@ class _Plugin:
         se = math.sqrt(var_p / self.n_p + var_q / self.n_q)
         bias = self.bias(lam, log_f, se)
         centre = estimate - max(bias, 0.0) if bias_correction else estimate
-        return estimate, se, bias, min(centre + stats.norm.ppf(alpha) * se, estimate)
+        return estimate, se, bias, min(centre + special.ndtri(alpha) * se, estimate)
 
 
 def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
