@@ -46,8 +46,8 @@ MAX_LOG_SCALE_ERROR = 1.0
 #: standard errors, at which the uncorrected bound is reported.  Beyond it eq. (16) is
 #: anti-conservative (coverage 0.15-0.7 at bias/se ≈ 2-3 in the order-range study).
 MAX_UNCORRECTED_BIAS = 1.0
-#: Below this value of λ-1 the estimate and var_p are computed by the expm1 form of
-#: :func:`_near_one`, which has no cancellation as λ -> 1.
+#: Below this value of λ-1 the estimate and var_p are computed by an expm1 form
+#: (``_near_one``), which has no cancellation as λ -> 1.
 NEAR_ONE = 1e-3
 #: Directions audited by :func:`rdp_lower_bound`: ``"both"`` (default), or one ordered pair.
 DIRECTIONS = ("both", "forward", "reverse")

@@ -70,7 +70,7 @@ from .audit import DensityFit, bound_from_densities, bounds_from_fit, default_fl
 from .mechanisms import ADJACENT_PAIR, MECHANISMS
 
 __all__ = ["ROOT_SEED", "SWEEPS", "Task", "tasks_for", "run_task", "run_sweeps", "read_rows", "summarize",
-           "load_sweep", "main"]
+           "load_sweep", "ShippedDataError", "main"]
 
 #: Root entropy of every Part I sweep (minted once with SeedSequence().entropy, then fixed).
 ROOT_SEED = 0x5EED_2026_1129_0001
@@ -322,7 +322,7 @@ def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, 
     Parameters
     ----------
     name : str
-        A key of :data:`SWEEPS`.
+        A key of ``SWEEPS`` (``"section4"``, ``"tuning"``, ``"orders"``, ``"floor_r"``).
     recompute : bool, default False
         Recompute instead of reading ``data/part1/{name}.csv``; ``restrict``
         (``sizes``, ``mechanisms``, ``replicates``) keeps it small.

@@ -106,7 +106,7 @@ class Mechanism:
         r"""The exact :math:`D_\lambda(q\|p)` for the pair (21), with the roles of x and x' swapped.
 
         Adjacency is symmetric, so :math:`\varepsilon(\lambda)` is at least the larger of
-        :meth:`target` and this.  For the symmetric mechanisms (Laplace, Gaussian,
+        ``target(order)`` and this.  For the symmetric mechanisms (Laplace, Gaussian,
         randomized response, noisy gradient descent) the two are equal.
         """
         return self.target(order)
@@ -427,7 +427,7 @@ class ShuffledRandomizedResponse(Mechanism):
         return renyi_divergence(self.count_pmf(x), self.count_pmf(x_prime), lam)
 
     def reverse_target(self, order):
-        """:math:`D_\\lambda(q\\|p)` of the count laws; not equal to :meth:`target`."""
+        """:math:`D_\\lambda(q\\|p)` of the count laws; not equal to ``target(order)``."""
         lam = _target_order(order)
         x, x_prime = np.eye(1, self.m).ravel(), np.zeros(self.m)
         return renyi_divergence(self.count_pmf(x_prime), self.count_pmf(x), lam)
