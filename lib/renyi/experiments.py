@@ -556,35 +556,29 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
     return manifest
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def _positive_size(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not (value >= 1 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 1, got {text}")
-    return value
+def _at_least_one(kind):
+    """An argparse type: a finite number of ``kind`` (int or float) that is at least 1."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {'an integer' if kind is int else 'a number'}: "
+                                             f"{text!r}") from None
+        if not (value >= 1 and math.isfinite(value)):
+            raise argparse.ArgumentTypeError(f"must be a finite number >= 1, got {text}")
+        return value
+    return parse
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m renyi.experiments", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("data"), help="data folder (default: data)")
     parser.add_argument("--sweeps", nargs="+", choices=list(SWEEPS), default=list(SWEEPS))
-    parser.add_argument("--workers", type=_positive_int, default=os.cpu_count() or 1,
+    parser.add_argument("--workers", type=_at_least_one(int), default=os.cpu_count() or 1,
                         help="local processes (default: all cores)")
     parser.add_argument("--dask-scheduler", metavar="ADDRESS", help="run tasks on a dask.distributed cluster")
-    parser.add_argument("--max-n", type=_positive_size, help="skip sample sizes above this (a quick, smaller run)")
-    parser.add_argument("--replicates", type=_positive_int, help="replicates per point (default: the sweep's)")
+    parser.add_argument("--max-n", type=_at_least_one(float), help="skip sample sizes above this (a quick, smaller run)")
+    parser.add_argument("--replicates", type=_at_least_one(int), help="replicates per point (default: the sweep's)")
     parser.add_argument("--force", action="store_true",
                         help="replace files in --out even if the manifest records other parameters")
     parser.add_argument("--no-progress", action="store_true")
