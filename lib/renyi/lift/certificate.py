@@ -1,0 +1,192 @@
+r"""Theorem 1's certificate, :math:`\epsilon_{\max}`, Corollary 1 and the Rényi transfer (eqs. 20–44).
+
+Taught in the chapters *Taylor remainder* and *The closed-form mechanism*
+(``book/part2``).
+
+Reconstructions
+---------------
+:math:`\bar\delta_\epsilon` for :math:`\alpha\ge2` is derived (it reproduces the
+paper's 0.3902); for :math:`1<\alpha<2` it is a **guess**; :math:`r_+`, :math:`V_+`,
+:math:`G_+` and :math:`E_\rho` are derived (see the chapters).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .._validation import as_real_scalar
+from .model import LeakageModel, _check_alpha, _check_eps
+
+def taylor_constants(order, rho):
+    r""":math:`(A_\alpha, M_{\alpha,\rho}, K_{\alpha,\rho})` of Lemma 1.
+
+    :math:`A_\alpha=\alpha(\alpha-1)/2`,
+    :math:`M_{\alpha,\rho}=\max\{(1-\rho)^{\alpha-3},(1+\rho)^{\alpha-3}\}`,
+    :math:`K_{\alpha,\rho}=\frac{|\alpha(\alpha-1)(\alpha-2)|}{6}M_{\alpha,\rho}`;
+    :math:`K_{2,\rho}=0` and :math:`K_{3,\rho}=1`.
+    """
+    alpha = _check_alpha(order)
+    rho = as_real_scalar(rho, "rho")
+    if not 0 <= rho < 1:
+        raise ValueError(f"rho must lie in [0, 1), got {rho!r}")
+    a = alpha * (alpha - 1) / 2
+    m = max((1 - rho) ** (alpha - 3), (1 + rho) ** (alpha - 3))
+    return a, m, abs(alpha * (alpha - 1) * (alpha - 2)) / 6 * m
+
+
+@dataclass(frozen=True)
+class Certificate:
+    r"""Theorem 1's radii and bounds at one :math:`(\epsilon,\alpha)`, evaluated at :math:`\rho_\epsilon`.
+
+    ``admissible`` is True iff conditions (32) hold; ``failing`` names those
+    that do not.  The bounds ``V_minus <= V <= V_plus`` are proved only when
+    ``admissible``.
+    """
+
+    eps: float
+    order: float
+    b: float
+    r0: float
+    delta0: float
+    delta_bar: float
+    rho: float
+    K: float
+    r_minus: float
+    r_plus: float
+    V_minus: float
+    V0: float
+    V_plus: float
+    G_minus: float
+    G_plus: float
+    E: float
+    admissible: bool
+    failing: tuple[str, ...]
+
+
+def _delta_bar(model, eps, alpha, a_alpha):
+    b = math.expm1(alpha * eps)
+    if alpha >= 2:
+        # D_2 <= D_alpha <= alpha eps/(alpha-1) and D_2 = log(1 + chi^2): r_u^2 <= e^{alpha eps/(alpha-1)} - 1
+        return math.sqrt(math.expm1(alpha * eps / (alpha - 1)) / model.p_min)
+    # Reconstruction (a guess, flagged in the docs): (1+h)^alpha >= 1 + alpha h + A p_min^{2-alpha} h^2
+    return math.sqrt(b / (a_alpha * model.p_min ** (2 - alpha) * model.p_min))
+
+
+def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
+    r"""Theorem 1's certificate: :math:`\delta_0,\bar\delta_\epsilon,\rho_\epsilon,r_\pm,V_-,V_0,V_+`.
+
+    .. math::
+
+        b_\epsilon=e^{\alpha\epsilon}-1,\quad r_0^2=\frac{b_\epsilon}{A_\alpha},\quad
+        \delta_0=\kappa_\star r_0,\quad
+        r_-^2=\frac{b_\epsilon}{A_\alpha+K_{\alpha,\rho}\delta_0},\quad
+        r_+^2=\frac{b_\epsilon}{A_\alpha-K_{\alpha,\rho}\bar\delta_\epsilon},
+
+    :math:`V_\bullet=r_\bullet^2\sigma_{\max}^2(W)`,
+    :math:`G_-=\frac{K\delta_0}{A(A+K\delta_0)}`, :math:`G_+=\frac{K\bar\delta}{A(A-K\bar\delta)}`,
+    :math:`E_\rho=b_\epsilon\sigma^2_{\max}(G_-+G_+)=V_+-V_-`.  By default
+    :math:`\rho=\rho_\epsilon=\max\{\delta_0,\bar\delta_\epsilon\}`, which
+    minimises :math:`E_\rho` over the admissible set (Proposition 3); the
+    admissibility conditions (32) are :math:`\rho_\epsilon<1`,
+    :math:`r_0\le r^\star_Y` and :math:`K_{\alpha,\rho_\epsilon}\bar\delta_\epsilon\le A_\alpha/2`.
+    With an explicit ``rho`` the conditions (34) are checked instead
+    (:math:`\delta_0\le\rho`, :math:`\bar\delta_\epsilon\le\rho` in addition).
+    """
+    if not isinstance(model, LeakageModel):
+        raise TypeError("model must be a LeakageModel (Theorem 1 needs an invertible P_{X|Y})")
+    eps, alpha = _check_eps(eps), _check_alpha(order)
+    a_alpha = alpha * (alpha - 1) / 2
+    b = math.expm1(alpha * eps)
+    r0 = math.sqrt(b / a_alpha)
+    delta0 = model.kappa_star * r0
+    delta_bar = _delta_bar(model, eps, alpha, a_alpha)
+    failing = []
+    if rho is None:
+        rho_used = max(delta0, delta_bar)
+        if not rho_used < 1:
+            failing.append(f"rho_eps = {rho_used:.4g} >= 1")
+    else:
+        rho_used = as_real_scalar(rho, "rho")
+        if not 0 < rho_used < 1:
+            raise ValueError(f"rho must lie in (0, 1), got {rho_used!r}")
+        if delta0 > rho_used:
+            failing.append(f"delta0 = {delta0:.4g} > rho")
+        if delta_bar > rho_used:
+            failing.append(f"delta_bar = {delta_bar:.4g} > rho")
+    K = taylor_constants(alpha, min(rho_used, 1 - 1e-15))[2]
+    if r0 > model.r_y_star:
+        failing.append(f"r0 = {r0:.4g} > r_Y* = {model.r_y_star:.4g} (the mechanism would leave the simplex)")
+    if K * delta_bar > a_alpha / 2:
+        failing.append(f"K*delta_bar = {K * delta_bar:.4g} > A_alpha/2 = {a_alpha / 2:.4g}")
+    s2 = model.sigma_max**2
+    r_minus = math.sqrt(b / (a_alpha + K * delta0))
+    denom = a_alpha - K * delta_bar
+    r_plus = math.sqrt(b / denom) if denom > 0 else math.inf
+    g_minus = K * delta0 / (a_alpha * (a_alpha + K * delta0))
+    g_plus = K * delta_bar / (a_alpha * denom) if denom > 0 else math.inf
+    return Certificate(eps=eps, order=alpha, b=b, r0=r0, delta0=delta0, delta_bar=delta_bar, rho=rho_used, K=K,
+                       r_minus=r_minus, r_plus=r_plus, V_minus=r_minus**2 * s2, V0=r0**2 * s2,
+                       V_plus=r_plus**2 * s2, G_minus=g_minus, G_plus=g_plus, E=b * s2 * (g_minus + g_plus),
+                       admissible=not failing, failing=tuple(failing))
+
+
+def epsilon_max(model: LeakageModel, order) -> float:
+    r"""The largest :math:`\epsilon` at which Theorem 1's certificate applies (conditions (32)).
+
+    Every condition of (32) is monotone in :math:`\epsilon` (:math:`\delta_0`,
+    :math:`\bar\delta_\epsilon`, :math:`r_0` and :math:`K_{\alpha,\rho_\epsilon}`
+    all increase with it), so the admissible budgets form an interval
+    :math:`[0,\epsilon_{\max}]`, found here by bisection to machine precision.
+    For :math:`\alpha=3` it is :math:`\frac13\log(1+3r^{\star2}_{\rm val})`.
+    """
+    alpha = _check_alpha(order)
+    lo, hi = 0.0, 1.0
+    while certificate(model, hi, alpha).admissible:
+        hi *= 2
+        if hi > 1e3:
+            return math.inf
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if certificate(model, mid, alpha).admissible:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15 * hi:
+            break
+    return lo
+
+
+def renyi_budget_max(model: LeakageModel, order) -> float:
+    r""":math:`\eta^{\rm R}_{\max}=\frac{\beta}{\beta-1}\epsilon_{\max}` for point-wise Rényi privacy (eq. 44).
+
+    The constraint :math:`D_\beta(P_{X|U=u}\|P_X)\le\eta` is the α-lift
+    constraint with :math:`\alpha=\beta` and :math:`\epsilon=(\beta-1)\eta/\beta`
+    (Section III-B).
+    """
+    beta = _check_alpha(order)
+    return beta / (beta - 1) * epsilon_max(model, beta)
+
+
+def renyi_certificate(model: LeakageModel, eta, order) -> Certificate:
+    r"""Certificate for the point-wise Rényi budget :math:`\eta` at order :math:`\beta` (eqs. 41–44).
+
+    Uses :math:`\epsilon=(\beta-1)\eta/\beta`, so :math:`b=e^{(\beta-1)\eta}-1=b^{\rm R}_\eta`,
+    :math:`r_{0,\rm R}`, :math:`\delta_{0,\rm R}`, :math:`r_{-,\rm R}` and
+    :math:`\bar\delta^{\rm R}_\eta=\sqrt{(e^\eta-1)/p_{\min}}` (:math:`\beta\ge2`).
+    """
+    beta = _check_alpha(order)
+    eta = _check_eps(eta)
+    return certificate(model, (beta - 1) * eta / beta, beta)
+
+
+def corollary1_value(model: LeakageModel, eps) -> float:
+    r"""Corollary 1 (:math:`\alpha=2`): :math:`V_{\chi^2}(\epsilon,2)=(e^{2\epsilon}-1)\sigma^2_{\max}(W)`.
+
+    Valid for :math:`\epsilon\le\frac12\log(1+r^{\star2}_{\rm val})`; raises otherwise.
+    """
+    eps = _check_eps(eps)
+    limit = 0.5 * math.log1p(model.r_val**2)
+    if eps > limit * (1 + 1e-12):
+        raise ValueError(f"Corollary 1 needs eps <= log(1 + r_val^2)/2 = {limit:.6g}, got {eps!r}")
+    return math.expm1(2 * eps) * model.sigma_max**2

@@ -1,0 +1,92 @@
+r"""Mechanisms as channels: :class:`LiftMechanism`, χ²-information, posteriors ↔ channel.
+
+Orientation, stated once for the whole package: a channel is
+**column-stochastic**, ``p_u_given_y[u, y]`` :math:`=P_{U|Y}(u|y)`, so each
+column sums to one; posteriors are the columns ``p_y_given_u[:, u]``
+:math:`=q_u=P_{Y|U=u}`, and :math:`P_{X|U=u}=Aq_u`.
+
+Taught in the chapter *α-lift and χ²-information* (``book/part2``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import as_pmf, as_real_array
+from ..divergence import alpha_lift
+
+@dataclass(frozen=True)
+class LiftMechanism:
+    r"""A privacy mechanism :math:`P_{U|Y}` with its exact utility and leakage.
+
+    Attributes
+    ----------
+    p_u : ndarray, shape (n_u,)
+    p_u_given_y : ndarray, shape (n_u, n_y)
+        Column-stochastic: column ``y`` is :math:`P_{U|Y=y}`.
+    p_y_given_u : ndarray, shape (n_y, n_u)
+        The posteriors :math:`q_u`.
+    p_x_given_u : ndarray, shape (n_x, n_u)
+        :math:`Aq_u`.
+    utility : float
+        :math:`\chi^2(Y;U)`, recomputed from ``p_u_given_y``.
+    lifts : ndarray
+        :math:`\mathcal L^\alpha(X\to u)` of each output, recomputed.
+    eps, order : float
+    feasible : bool
+        Every lift is at most :math:`e^\epsilon(1+10^{-10})`.
+    """
+
+    p_u: np.ndarray
+    p_u_given_y: np.ndarray
+    p_y_given_u: np.ndarray
+    p_x_given_u: np.ndarray
+    utility: float
+    lifts: np.ndarray
+    eps: float
+    order: float
+    feasible: bool
+
+
+def chi2_information(p_u_given_y, p_y) -> float:
+    r""":math:`\chi^2(Y;U)=\sum_{u,y}P(u,y)^2/(P_U(u)P_Y(y))-1` of a channel (rows u, columns y)."""
+    ch = as_real_array(p_u_given_y, "p_u_given_y", ndim=2)
+    p_y = as_pmf(p_y, "p_y", tol=1e-9)
+    joint = ch * p_y[None, :]
+    p_u = joint.sum(axis=1)
+    keep = p_u > 0
+    return float(np.sum(joint[keep] ** 2 / (p_u[keep, None] * p_y[None, :])) - 1.0)
+
+
+def channel_from_posteriors(p_u, posteriors, p_y) -> np.ndarray:
+    r""":math:`P_{U|Y}(u|y)=p_u\,q_u(y)/P_Y(y)` from weights and posteriors (columns of ``posteriors``)."""
+    p_u = np.asarray(p_u, dtype=float)
+    q = np.asarray(posteriors, dtype=float)
+    return (p_u[None, :] * q / np.asarray(p_y, dtype=float)[:, None]).T
+
+
+def posteriors_from_channel(p_u_given_y, p_y):
+    """Inverse of :func:`channel_from_posteriors`: returns ``(p_u, posteriors)``."""
+    joint = np.asarray(p_u_given_y, dtype=float) * np.asarray(p_y, dtype=float)[None, :]
+    p_u = joint.sum(axis=1)
+    return p_u, (joint / p_u[:, None]).T
+
+
+def _build(model, p_u, q, eps, alpha) -> LiftMechanism:
+    keep = p_u > 1e-15
+    p_u, q = p_u[keep] / p_u[keep].sum(), q[:, keep]
+    q = np.maximum(q, 0.0)
+    q = q / q.sum(axis=0)
+    channel = channel_from_posteriors(p_u, q, model.p_y)
+    # The channel is the mechanism; everything reported is recomputed from it.
+    channel = channel / channel.sum(axis=0, keepdims=True)
+    p_u2, q2 = posteriors_from_channel(channel, model.p_y)
+    p_x_given_u = model.A @ q2
+    lifts = alpha_lift(p_x_given_u / p_x_given_u.sum(axis=0), model.p_x, alpha, tol=1e-8)
+    lifts = np.atleast_1d(lifts)
+    return LiftMechanism(p_u=p_u2, p_u_given_y=channel, p_y_given_u=q2, p_x_given_u=p_x_given_u,
+                         utility=chi2_information(channel, model.p_y), lifts=lifts, eps=eps, order=alpha,
+                         feasible=bool(np.all(lifts <= math.exp(eps) * (1 + 1e-10))))

@@ -1,0 +1,118 @@
+r"""Closed-form and one-dimensional mechanisms: (22)–(23), Lemma 3, two scales, Proposition 4.
+
+Taught in the chapters *The closed-form mechanism*, *Numerical examples* and
+*General leakage matrices* (``book/part2``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import linalg
+
+from .certificate import certificate, epsilon_max
+from .channels import LiftMechanism, _build
+from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
+
+def analytic_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
+    r"""The binary mechanism (22)–(23) with radius :math:`r_-` (Theorem 1).
+
+    :math:`P_U=(\frac12,\frac12)`, :math:`P_{Y|U=u_{1,2}}=P_Y\pm r_-d^\star`; requires
+    an admissible certificate.
+    """
+    cert = certificate(model, eps, order)
+    if not cert.admissible:
+        raise ValueError(f"eps = {cert.eps:g} is outside Theorem 1's range at order {cert.order:g}: "
+                         + "; ".join(cert.failing) + f" (epsilon_max = {epsilon_max(model, order):.6g})")
+    q = np.stack([model.p_y + cert.r_minus * model.d_star, model.p_y - cert.r_minus * model.d_star], axis=1)
+    return _build(model, np.array([0.5, 0.5]), q, cert.eps, cert.order)
+
+
+def _phi_along(model, sign, alpha):
+    a_x = model.v_star / np.sqrt(model.p_x)
+    return lambda t: float(np.sum(model.p_x * np.maximum(1 + sign * t * a_x, 0.0) ** alpha))
+
+
+def _largest_feasible(f, level, upper):
+    """max t in [0, upper] with f(t) <= level, f convex with f(0) = 1 <= level (bisection, feasible side)."""
+    if f(upper) <= level:
+        return upper
+    lo, hi = 0.0, upper
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if f(mid) <= level:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 4e-16 * hi:
+            break
+    return lo
+
+
+def _scales(model, eps, alpha):
+    level = math.exp(alpha * eps)
+    d, p_y = model.d_star, model.p_y
+    cap_plus = float(np.min(p_y[d < 0] / -d[d < 0])) if np.any(d < 0) else math.inf
+    cap_minus = float(np.min(p_y[d > 0] / d[d > 0])) if np.any(d > 0) else math.inf
+    cap_plus = min(cap_plus, 1 / model.kappa_star)
+    cap_minus = min(cap_minus, 1 / model.kappa_star)
+    t_plus = _largest_feasible(_phi_along(model, +1, alpha), level, cap_plus)
+    t_minus = _largest_feasible(_phi_along(model, -1, alpha), level, cap_minus)
+    return t_plus, t_minus
+
+
+def directional_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
+    r"""Lemma 3: the exact one-dimensional search along :math:`\pm v^\star`.
+
+    With :math:`F_s(r)=\sum_xP_X(x)(1+s\,r\,v^\star(x)/\sqrt{P_X(x)})^\alpha`,
+    the common scale is
+    :math:`t_\epsilon=\min\{r^\star_{\rm val},t_{+1},t_{-1}\}` where :math:`t_s`
+    solves :math:`F_s(t)=e^{\alpha\epsilon}` (bisection on the convex
+    :math:`F_s`, keeping the feasible end).  The mechanism (22)–(23) with
+    :math:`r_-` replaced by :math:`t_\epsilon` satisfies the *unexpanded*
+    constraint exactly and has utility :math:`t_\epsilon^2\sigma^2_{\max}(W)`.
+    """
+    eps, alpha = _check_eps(eps), _check_alpha(order)
+    t_plus, t_minus = _scales(model, eps, alpha)
+    t = min(model.r_val, t_plus, t_minus)
+    q = np.stack([model.p_y + t * model.d_star, model.p_y - t * model.d_star], axis=1)
+    return _build(model, np.array([0.5, 0.5]), q, eps, alpha)
+
+
+def asymmetric_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
+    r"""Two scales along :math:`\pm v^\star` with non-uniform :math:`P_U` (beyond the paper).
+
+    :math:`q_1=P_Y+t_+d^\star`, :math:`q_2=P_Y-t_-d^\star`, each scale the
+    largest that keeps its own posterior valid and within the exact
+    constraint; :math:`P_U(u_1)=t_-/(t_++t_-)` keeps the barycentre at
+    :math:`P_Y`.  The utility is :math:`t_+t_-\sigma^2_{\max}\ge t_\epsilon^2\sigma^2_{\max}`.
+    """
+    eps, alpha = _check_eps(eps), _check_alpha(order)
+    t_plus, t_minus = _scales(model, eps, alpha)
+    if t_plus + t_minus == 0:
+        return _build(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
+    q = np.stack([model.p_y + t_plus * model.d_star, model.p_y - t_minus * model.d_star], axis=1)
+    return _build(model, np.array([t_minus, t_plus]) / (t_plus + t_minus), q, eps, alpha)
+
+
+def null_space_mechanism(model: GeneralLeakageModel) -> LiftMechanism:
+    r"""Proposition 4: positive utility at :math:`\epsilon=0` when :math:`A` is not injective.
+
+    With :math:`z` a unit vector of :math:`\operatorname{null}(A)` maximising
+    :math:`\|D_Y^{-1/2}z\|`, the posteriors :math:`q_{1,2}=P_Y+t_1z,\;P_Y-t_2z`
+    (largest steps keeping them valid) satisfy :math:`Aq_u=AP_Y=P_X`, so every
+    output has lift exactly 1 (perfect privacy), while
+    :math:`\chi^2(Y;U)=t_1t_2\|D_Y^{-1/2}z\|^2>0`.
+    """
+    basis = linalg.null_space(model.A)
+    if basis.shape[1] == 0:
+        raise ValueError("null(A) is trivial: with an injective P_{X|Y} no utility is possible at eps = 0")
+    m = basis.T @ np.diag(1 / model.p_y) @ basis
+    w, v = np.linalg.eigh(m)
+    z = basis @ v[:, -1]
+    z /= np.linalg.norm(z)
+    t1 = float(np.min(model.p_y[z < -1e-15] / -z[z < -1e-15]))
+    t2 = float(np.min(model.p_y[z > 1e-15] / z[z > 1e-15]))
+    q = np.stack([model.p_y + t1 * z, model.p_y - t2 * z], axis=1)
+    return _build(model, np.array([t2, t1]) / (t1 + t2), q, 0.0, 2.0)

@@ -1,0 +1,90 @@
+"""Theorem 2 computed: the bracket [lower, upper] of global_optimum against an independent oracle."""
+
+import math
+
+import numpy as np
+import pytest
+from oracles import best_mechanism_multistart, lifts_of_channel
+
+from renyi.lift import GeneralLeakageModel, LeakageModel, certificate, epsilon_max, global_optimum
+
+MEDICAL = LeakageModel([0.2, 0.3, 0.5], [[0.85, 0.10, 0.15], [0.10, 0.80, 0.15], [0.05, 0.10, 0.70]])
+
+
+def random_model(seed, k):
+    """Diagonally dominant columns and P_Y bounded away from 0 (the issue's test family)."""
+    rng = np.random.default_rng(seed)
+    a = 0.6 * np.eye(k) + 0.4 * rng.dirichlet(np.full(k, 0.7), size=k).T
+    p_y = 0.5 / k + 0.5 * rng.dirichlet(np.ones(k))
+    return LeakageModel(a @ p_y, a)
+
+
+CASES = [(seed, k, order, eps) for seed, k in [(1, 4), (2, 4), (3, 4), (4, 6), (5, 6)]
+         for order, eps in [(3, 0.02), (5, 0.1)]]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed,k,order,eps", CASES)
+def test_oracle_never_beats_the_upper_bound(seed, k, order, eps):
+    model = random_model(seed, k)
+    result = global_optimum(model, eps, order, rtol=1e-5, time_limit=30)
+    oracle = best_mechanism_multistart(model.p_y, model.A, eps, order, starts=12, seed=seed)
+    assert oracle > 0
+    assert oracle <= result.upper_bound * (1 + 1e-8), (oracle, result.upper_bound)
+    # The lower bound is within the reported gap of anything the oracle finds.
+    assert oracle - result.lower_bound <= result.gap * result.upper_bound + 1e-9
+    assert result.lower_bound <= result.upper_bound
+    lifts = lifts_of_channel(result.p_u_given_y, model.p_y, model.A, model.p_x, order)
+    assert np.all(lifts <= math.exp(eps) * (1 + 1e-10))
+
+
+def test_medical_example_is_certified():
+    result = global_optimum(MEDICAL, 0.02, 3)
+    assert result.certified and result.gap <= 1e-6
+    assert result.lower_bound == result.utility == pytest.approx(0.080712, abs=1e-6)
+    assert result.upper_bound_source == "branch-and-bound"
+    cert = certificate(MEDICAL, 0.02, 3)
+    assert cert.V_minus <= result.lower_bound <= result.upper_bound <= cert.V_plus
+
+
+def test_coincident_posteriors_are_merged():
+    result = global_optimum(MEDICAL, 0.01, 3)
+    q = result.p_y_given_u
+    distances = [np.max(np.abs(q[:, i] - q[:, j])) for i in range(q.shape[1]) for j in range(i)]
+    assert not distances or min(distances) > 1e-9
+    assert len(result.p_u) <= 3
+
+
+def test_time_limit_still_returns_a_valid_bracket():
+    model = random_model(9, 10)
+    result = global_optimum(model, 0.02, 3, time_limit=2.0)
+    assert result.feasible and 0 < result.lower_bound <= result.upper_bound
+    assert result.elapsed < 30
+    assert math.isfinite(result.upper_bound) and result.gap < 1
+
+
+def test_theorem1_upper_bound_is_used_when_smaller():
+    model = random_model(9, 10)
+    eps = 0.5 * epsilon_max(model, 3)
+    result = global_optimum(model, eps, 3, time_limit=1.0, max_cones=50)
+    cert = certificate(model, eps, 3)
+    assert result.upper_bound <= cert.V_plus * (1 + 1e-12)
+    assert result.upper_bound_source in {"theorem 1", "branch-and-bound"}
+    if result.upper_bound_source == "theorem 1":
+        assert result.upper_bound == cert.V_plus
+
+
+def test_perfect_privacy_null_space_is_exact():
+    model = GeneralLeakageModel([0.3, 0.3, 0.4], [[0.9, 0.5, 0.1], [0.1, 0.5, 0.9]])
+    result = global_optimum(model, 0.0, 3)
+    assert result.certified and result.lower_bound > 0.1
+    exact = global_optimum(MEDICAL, 0.0, 3)
+    assert exact.upper_bound == exact.lower_bound == 0 and exact.upper_bound_source == "exact"
+
+
+@pytest.mark.parametrize("kwargs,match", [({"rtol": 0}, "rtol"), ({"rtol": 2}, "rtol"),
+                                          ({"max_cones": 0}, "max_cones"), ({"max_cones": 2.5}, "max_cones"),
+                                          ({"time_limit": -1}, "time_limit")])
+def test_bad_options(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        global_optimum(MEDICAL, 0.02, 3, **kwargs)
