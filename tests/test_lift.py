@@ -209,3 +209,17 @@ def test_global_optimum_time_limit_returns_a_feasible_mechanism_in_time():
     assert elapsed < 30          # round 0 and one LP at most after the limit
     with pytest.raises(ValueError, match="time_limit"):
         global_optimum(model, 0.02, 3, time_limit=0)
+
+
+def test_alpha3_epsilon_max_formula_holds_only_under_its_condition():
+    formula = math.log1p(3 * MEDICAL.r_val**2) / 3
+    assert math.sqrt(1 + 3 * MEDICAL.r_val**2) - 1 < MEDICAL.p_min
+    assert epsilon_max(MEDICAL, 3) == pytest.approx(formula, rel=1e-12)
+    a = np.array([[0.777717, 0.028909, 0.296957], [0.073957, 0.893058, 0.011088], [0.148326, 0.078033, 0.691955]])
+    a = a / a.sum(axis=0)
+    model = LeakageModel(a @ np.array([0.430399, 0.113939, 0.455662]), a)
+    assert math.sqrt(1 + 3 * model.r_val**2) - 1 > model.p_min        # the condition fails ...
+    assert epsilon_max(model, 3) == pytest.approx(0.086555, abs=1e-6)   # ... and eps_max is smaller
+    assert math.log1p(3 * model.r_val**2) / 3 == pytest.approx(0.164263, abs=1e-6)
+    eps = epsilon_max(model, 3)
+    assert certificate(model, eps, 3).admissible and not certificate(model, eps * 1.001, 3).admissible

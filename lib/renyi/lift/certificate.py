@@ -138,7 +138,10 @@ def epsilon_max(model: LeakageModel, order) -> float:
     :math:`\bar\delta_\epsilon`, :math:`r_0` and :math:`K_{\alpha,\rho_\epsilon}`
     all increase with it), so the admissible budgets form an interval
     :math:`[0,\epsilon_{\max}]`, found here by bisection to machine precision.
-    For :math:`\alpha=3` it is :math:`\frac13\log(1+3r^{\star2}_{\rm val})`.
+    For :math:`\alpha=3` (:math:`K=1`) it equals :math:`\frac13\log(1+3r^{\star2}_{\rm val})`
+    when :math:`r_0\le r^\star_Y` binds first, that is when
+    :math:`\sqrt{1+3r^{\star2}_{\rm val}}-1<\min_xP_X(x)` (so that :math:`\bar\delta_\epsilon<1` there);
+    otherwise the :math:`\bar\delta_\epsilon` condition binds and it is smaller.
     """
     alpha = _check_alpha(order)
     lo, hi = 0.0, 1.0
