@@ -51,6 +51,12 @@ __all__ = ["CertifiedOptimum", "global_optimum"]
 
 #: Posteriors closer than this (max-norm) are one output of the mechanism.
 MERGE_TOL = 1e-9
+#: Feasibility tolerances of the HiGHS linear programs.
+LP_TOLERANCE = 1e-10
+#: Rounds of adding priced ray end points to one LP.
+PRICING_PASSES = 10
+#: Outputs lighter than this are dropped when the rest does as well (see ``_prune``).
+PRUNE_WEIGHT = 1e-4
 #: Relative safety margin on the upper bound for floating-point round-off.
 ROUNDOFF_MARGIN = 1e-12
 #: Candidate cuts kept per cone (each gives a valid simplex; the bound uses the best).
@@ -168,7 +174,10 @@ class _ConeTree:
         self.a = np.zeros((k, 0))
         self.pairs = np.array([(i, j) for i in range(k) for j in range(i + 1, k)], dtype=int).reshape(-1, 2)
         self.points = self.add_rays(start / np.linalg.norm(start, axis=0))
-        self.single, self.pair_one, self.pair_two = self._simplices(self.cones)
+        self._sets = ("single", "single_quad", "one", "one_quad", "two", "two_quad")
+        for name, value in zip(self._sets, self._simplices(self.cones)):
+            setattr(self, name, value)
+        self._fresh(len(self.cones))
 
     def add_rays(self, r):
         t, q, a, b, on_facet = self.geo.rays(r, with_kind=True)
@@ -185,8 +194,8 @@ class _ConeTree:
         ``single`` (cones, cuts, k): for each of the best single cuts, Q in the cone lies in
         conv(0, lam_i r_i).  ``pair``: the cone cut by the best facet *and* the best tangent
         plane, a polytope whose vertices have at most two non-zero lam (k - 2 of the k + 2
-        constraints lam >= 0 are active at a vertex): ``pair_one`` (cones, k) and
-        ``pair_two`` (cones, P, 2) for the P index pairs ``self.pairs``; this is what bounds
+        constraints lam >= 0 are active at a vertex): ``one`` (cones, k) and
+        ``two`` (cones, P, 2) for the P index pairs ``self.pairs``; this is what bounds
         cones that straddle a ridge where a facet meets the curved boundary.
         """
         geo = self.geo
@@ -219,25 +228,38 @@ class _ConeTree:
             li = (b1 * d2[:, j] - b2 * d1[:, j]) / det
             lj = (b2 * d1[:, i] - b1 * d2[:, i]) / det
         ok = (np.abs(det) > 1e-14) & (li >= 0) & (lj >= 0)
-        two = np.where(ok[..., None], np.stack([li, lj], axis=-1), 0.0)
-        return single, one, two
+        li, lj = np.where(ok, li, 0.0), np.where(ok, lj, 0.0)
+        # F_mu at a vertex is quad - lam . (m . r): store the mu-independent quadratic parts.
+        s = self.s[cones]
+        cross = np.einsum("kcp,kl,lcp->cp", rr[:, :, i], geo.metric, rr[:, :, j])
+        two_quad = li**2 * s[:, i] + 2 * li * lj * cross + lj**2 * s[:, j]
+        return (*_finite_parts(single, single**2 * s[:, None, :]), *_finite_parts(one, one**2 * s),
+                np.stack([li, lj], axis=-1), two_quad)
 
-    def _set_values(self, mu):
-        """F_mu at its largest vertex, for each outer set: single (cones, cuts) and pair (cones,)."""
-        m_r = (self.geo.B.T @ mu) @ self.r
-        s, m = self.s[self.cones], m_r[self.cones]
-        with np.errstate(invalid="ignore", over="ignore"):
-            f = self.single**2 * s[:, None, :] - self.single * m[:, None, :]
-            single = np.max(np.where(np.isfinite(self.single), f, np.inf), axis=2)
-            f_one = np.where(np.isfinite(self.pair_one), self.pair_one**2 * s - self.pair_one * m, np.inf)
-            pair = np.max(f_one, axis=1)
-            if len(self.pairs):
-                i, j = self.pairs.T
-                li, lj = self.pair_two[..., 0], self.pair_two[..., 1]
-                f_two = (li**2 * s[:, i] + 2 * li * lj * self._cross() + lj**2 * s[:, j]
-                         - li * m[:, i] - lj * m[:, j])
-                pair = np.maximum(pair, np.max(f_two, axis=1))
-        return single, pair
+    def _set_values(self, m, which):
+        """F_mu at its largest vertex for each outer set of the cones ``which`` (m = B^T mu)."""
+        cones = self.cones[which]
+        mr = (m @ self.r)[cones]
+        single = np.max(self.single_quad[which] - self.single[which] * mr[:, None, :], axis=2)
+        pair = np.max(self.one_quad[which] - self.one[which] * mr, axis=1)
+        if len(self.pairs):
+            i, j = self.pairs.T
+            two = self.two[which]
+            f_two = self.two_quad[which] - two[..., 0] * mr[:, i] - two[..., 1] * mr[:, j]
+            pair = np.maximum(pair, np.max(f_two, axis=1))
+        return np.maximum(np.minimum(single.min(axis=1), pair), 0.0)  # F_mu(P_Y) = 0 is a vertex too
+
+    def _fresh(self, n):
+        """Bookkeeping for ``n`` new cones at the end: not yet evaluated, and their reach."""
+        new = slice(len(self.cones) - n, len(self.cones))
+        reach = np.maximum(np.max(np.where(np.isfinite(self.single_quad[new]), self.single[new], 0.0), axis=(1, 2)),
+                           np.max(self.one[new], axis=1))
+        if len(self.pairs):
+            reach = np.maximum(reach, np.max(self.two[new].sum(axis=2), axis=1))
+        k = self.geo.k
+        self.reach = np.concatenate([getattr(self, "reach", np.zeros(0)), reach])
+        self.cached = np.concatenate([getattr(self, "cached", np.zeros(0)), np.full(n, np.inf)])
+        self.m_at = np.concatenate([getattr(self, "m_at", np.zeros((0, k))), np.zeros((n, k))])
 
     def ray_values(self, mu):
         """F_mu at every ray's end point (all of them lie in Q)."""
@@ -246,19 +268,23 @@ class _ConeTree:
     def ray_points(self, which):
         return self.geo.p[:, None] + self.geo.B @ (self.t[which] * self.r[:, which])
 
-    def _cross(self, which=slice(None)):
-        i, j = self.pairs.T
-        cones = self.cones[which]
-        return np.einsum("kcp,kl,lcp->cp", self.r[:, cones[:, i]], self.geo.metric, self.r[:, cones[:, j]])
-
-    def bounds(self, mu):
+    def bounds(self, mu, target=-np.inf):
         """Upper bound of F_mu over Q within each cone: its largest value at the vertices of an outer set.
 
         F_mu(P_Y + B c) = c^T metric c - (B^T mu)^T c is convex, so on a polytope it is
-        largest at a vertex; the bound is the smallest over the cone's outer sets.
+        largest at a vertex; the bound is the smallest over the cone's outer sets.  A cone's
+        bound moves by at most ``reach * |m - m_at|`` when mu moves (every vertex lies within
+        ``reach`` of P_Y), so only cones that might exceed ``target`` are evaluated again; the
+        others keep that valid, slightly larger bound.
         """
-        single, pair = self._set_values(mu)
-        return np.maximum(np.minimum(single.min(axis=1), pair), 0.0)  # F_mu(P_Y) = 0 is a vertex too
+        m = self.geo.B.T @ mu
+        slack = self.reach * np.linalg.norm(m[None, :] - self.m_at, axis=1)
+        bounds = self.cached + slack
+        stale = np.flatnonzero(bounds > target)
+        if stale.size:
+            bounds[stale] = self.cached[stale] = self._set_values(m, stale)
+            self.m_at[stale] = m
+        return bounds
 
     def split(self, which):
         """Bisect the widest edge of each cone in ``which``; return the new rays' end points."""
@@ -279,11 +305,18 @@ class _ConeTree:
         keep[which] = False
         children = np.concatenate([left, right])
         self.cones = np.concatenate([self.cones[keep], children])
-        single, one, two = self._simplices(children)
-        self.single = np.concatenate([self.single[keep], single])
-        self.pair_one = np.concatenate([self.pair_one[keep], one])
-        self.pair_two = np.concatenate([self.pair_two[keep], two])
+        for name, value in zip(self._sets, self._simplices(children)):
+            setattr(self, name, np.concatenate([getattr(self, name)[keep], value]))
+        self.cached, self.m_at = self.cached[keep], self.m_at[keep]
+        self.reach = self.reach[keep]
+        self._fresh(len(children))
         return points
+
+
+def _finite_parts(lam, quad):
+    """Unbounded vertices (lam = inf) as lam = 0, quad = inf, so F_mu = inf there without NaNs."""
+    bounded = np.isfinite(lam)
+    return np.where(bounded, lam, 0.0), np.where(bounded, quad, np.inf)
 
 
 def _gains(model, q):
@@ -292,7 +325,7 @@ def _gains(model, q):
 
 def _solve_lp(model, q, gains):
     """max gains^T w s.t. q w = P_Y, w >= 0; returns value, weights and the dual mu (mu^T q_j >= g_j)."""
-    options = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+    options = {"primal_feasibility_tolerance": LP_TOLERANCE, "dual_feasibility_tolerance": LP_TOLERANCE}
     res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method="highs-ds", options=options)
     if res.status != 0:  # tight tolerances occasionally stall HiGHS; the polish below restores accuracy
         res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method="highs-ds")
@@ -314,14 +347,17 @@ def _solve_priced(model, tree, columns):
     Without this the dual can price points the LP does not see far above the value
     (column generation drops columns), and the bound ``U(mu)`` is loose.
     """
-    while True:
+    for _ in range(PRICING_PASSES):
         value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
         priced = tree.ray_values(mu)
-        violated = np.flatnonzero(priced > value * (1 + 1e-9) + 1e-15)
+        # HiGHS's dual feasibility tolerance is absolute: reduced costs below it are noise.
+        violated = np.flatnonzero(priced > value * (1 + 1e-9) + LP_TOLERANCE)
         if violated.size == 0:
-            return columns, value, weights, mu
+            break
         worst = violated[np.argsort(-priced[violated])][:500]
         columns = np.concatenate([columns, tree.ray_points(worst)], axis=1)
+    # Any mu gives a valid bound U(mu); these passes only make it tight.
+    return columns, value, weights, mu
 
 
 def _pull_inside(geo, q):
@@ -434,6 +470,27 @@ def _merge(q, w):
     return np.array(merged_q).T, np.array(merged_w)
 
 
+def _prune(model, geo, q, w, *, tolerance):
+    """Drop outputs of negligible weight if the LP on the rest loses at most ``tolerance`` (relative).
+
+    Degenerate LPs keep outputs with weights like 1e-6 whose presence depends on round-off.
+    """
+    value = float(_gains(model, q) @ w)
+    while w.size > 1 and w.min() < PRUNE_WEIGHT:
+        rest = q[:, np.delete(np.arange(w.size), np.argmin(w))]
+        # Two outputs must lie on one line through P_Y; only those points are tried then.
+        lines = _lines_through_centre(geo, rest)
+        rest = lines if rest.shape[1] == 2 else np.concatenate([rest, lines], axis=1)
+        try:
+            new_value, new_w, _ = _solve_lp(model, rest, _gains(model, rest))
+        except RuntimeError:
+            break
+        if not np.allclose(rest @ new_w, model.p_y, atol=1e-13, rtol=0) or new_value < value * (1 - tolerance):
+            break
+        q, w = rest[:, new_w > 0], new_w[new_w > 0]
+    return q, w
+
+
 def _closed_form_upper_bounds(model, eps, alpha):
     """Upper bounds that need no search, with their names.
 
@@ -543,7 +600,7 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
         rounds += 1
         if rounds == 1 or rounds % 8 == 0:
             columns, value, weights, mu = _improve(model, geo, tree, columns, weights, polish_iter)
-        bounds = tree.bounds(mu)
+        bounds = tree.bounds(mu, target=value * (1 + 0.5 * rtol))
         upper_here = max(value, float(bounds.max()))
         best_upper = min(best_upper, upper_here)
         target = value * (1 + 0.5 * rtol)
@@ -560,7 +617,7 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
                                   columns[:, np.argsort(-reduced)[:200]]], axis=1)
         columns, value, weights, mu = _solve_priced(model, tree, columns)
     support = weights > 1e-13
-    q, w = _merge(columns[:, support], weights[support])
+    q, w = _prune(model, geo, *_merge(columns[:, support], weights[support]), tolerance=0.01 * rtol)
     mech = _build(model, w, q, eps, alpha)
     upper = best_upper * (1 + ROUNDOFF_MARGIN) + 1e-300
     source = "branch-and-bound"
@@ -574,12 +631,30 @@ def _improve(model, geo, tree, columns, weights, max_iter):
     """Polish the LP's support as a whole mechanism, then price locally from the best columns."""
     support = weights > 1e-13
     polished = _polish_mechanism(geo, columns[:, support], weights[support], max_iter)
-    columns = np.concatenate([columns, _pull_inside(geo, polished)], axis=1)
+    columns = np.concatenate([columns, _pull_inside(geo, polished), _lines_through_centre(geo, polished)], axis=1)
     columns, value, weights, mu = _solve_priced(model, tree, columns)
     reduced = _gains(model, columns) - mu @ (columns - model.p_y[:, None])
     starts = columns[:, np.argsort(-reduced)[: min(12, columns.shape[1])]]
     columns = np.concatenate([columns, _pull_inside(geo, _price_locally(geo, mu, starts, max_iter))], axis=1)
     return _solve_priced(model, tree, columns)
+
+
+def _lines_through_centre(geo, q):
+    """Both end points of the line through P_Y parallel to q_i - q_j, for every pair of columns of q.
+
+    A two-output optimum lies on such a line; candidates found by a local optimiser are
+    only nearly collinear with P_Y, and the LP would then need a third output of tiny weight.
+    """
+    n = q.shape[1]
+    if n < 2:
+        return np.zeros((geo.p.size, 0))
+    i, j = np.triu_indices(n, 1)
+    c = geo.B_pinv @ (q[:, i] - q[:, j])
+    c = c[:, np.linalg.norm(c, axis=0) > 1e-13]
+    if c.shape[1] == 0:
+        return np.zeros((geo.p.size, 0))
+    c = c / np.linalg.norm(c, axis=0)
+    return geo.rays(np.concatenate([c, -c], axis=1))[1]
 
 
 def _seed_points(model, geo):
