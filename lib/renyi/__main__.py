@@ -32,6 +32,8 @@ examples:
   my_mechanism --db x | python -m renyi audit - q.csv --orders 2
   # the built-in mechanisms of Section IV and their exact epsilon(lambda)
   python -m renyi mechanisms
+  # Part II: an alpha-lift mechanism for a leakage matrix P_{X|Y} and a prior
+  python -m renyi design --leakage A.csv --prior 0.2,0.3,0.5 --eps 0.02 --order 3 --out channel.csv
 """
 
 
@@ -281,7 +283,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="python -m renyi", description="Rényi-divergence privacy: black-box RDP lower bounds.",
+        prog="python -m renyi",
+        description="Rényi-divergence privacy: black-box RDP lower bounds (audit) and α-lift mechanism design (design).",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"renyi {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -314,6 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--orders", type=_order, nargs="+", default=[2.0, 5.0, 7.0], metavar="ORDER")
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=_cmd_mechanisms)
+
+    from .cli_design import add_parser as add_design
+    add_design(sub, _order)
     return parser
 
 

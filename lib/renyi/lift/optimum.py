@@ -55,8 +55,6 @@ MERGE_TOL = 1e-9
 LP_TOLERANCE = 1e-10
 #: Rounds of adding priced ray end points to one LP.
 PRICING_PASSES = 10
-#: Outputs lighter than this are dropped when the rest does as well (see ``_prune``).
-PRUNE_WEIGHT = 1e-4
 #: Relative safety margin on the upper bound for floating-point round-off.
 ROUNDOFF_MARGIN = 1e-12
 #: Candidate cuts kept per cone (each gives a valid simplex; the bound uses the best).
@@ -471,23 +469,29 @@ def _merge(q, w):
 
 
 def _prune(model, geo, q, w, *, tolerance):
-    """Drop outputs of negligible weight if the LP on the rest loses at most ``tolerance`` (relative).
+    """Drop outputs, lightest first, while the LP on the rest loses at most ``tolerance`` (relative).
 
-    Degenerate LPs keep outputs with weights like 1e-6 whose presence depends on round-off.
+    Degenerate LPs spread the weight over several nearly equivalent posteriors, or keep
+    outputs with weights like 1e-6 whose presence depends on round-off; the support of
+    the solution is what Proposition 1 counts.
     """
     value = float(_gains(model, q) @ w)
-    while w.size > 1 and w.min() < PRUNE_WEIGHT:
-        rest = q[:, np.delete(np.arange(w.size), np.argmin(w))]
-        # Two outputs must lie on one line through P_Y; only those points are tried then.
-        lines = _lines_through_centre(geo, rest)
-        rest = lines if rest.shape[1] == 2 else np.concatenate([rest, lines], axis=1)
-        try:
-            new_value, new_w, _ = _solve_lp(model, rest, _gains(model, rest))
-        except RuntimeError:
+    for _ in range(w.size):
+        for drop in np.argsort(w):
+            rest = q[:, np.delete(np.arange(w.size), drop)]
+            # Two outputs must lie on one line through P_Y; only those points are tried then.
+            lines = _lines_through_centre(geo, rest)
+            rest = lines if rest.shape[1] == 2 else np.concatenate([rest, lines], axis=1)
+            try:
+                new_value, new_w, _ = _solve_lp(model, rest, _gains(model, rest))
+            except RuntimeError:
+                continue
+            exact = np.allclose(rest @ new_w, model.p_y, atol=1e-13, rtol=0)
+            if exact and new_value >= value * (1 - tolerance) and np.count_nonzero(new_w) < w.size:
+                q, w = rest[:, new_w > 0], new_w[new_w > 0]
+                break
+        else:
             break
-        if not np.allclose(rest @ new_w, model.p_y, atol=1e-13, rtol=0) or new_value < value * (1 - tolerance):
-            break
-        q, w = rest[:, new_w > 0], new_w[new_w > 0]
     return q, w
 
 
