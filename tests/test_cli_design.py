@@ -39,6 +39,7 @@ def test_reproduces_the_medical_example_and_writes_a_feasible_channel(files, cap
     text = capsys.readouterr().out
     assert status == 0
     assert "epsilon_max = 0.0240842" in text and "delta0 = 0.2845" in text and ": ok" in text
+    assert "certified gap < 1e-06" in text
     channel = np.loadtxt(out, delimiter=",", ndmin=2)
     assert out.read_text().startswith("# P_(U|Y): row u = output, column y")
     np.testing.assert_allclose(channel.sum(axis=0), 1, atol=1e-15)

@@ -161,7 +161,7 @@ def design(args) -> dict:
     eps, order = args.eps, args.order
     report = {"n_x": int(a.shape[0]), "n_y": int(a.shape[1]), "order": order, "eps": eps,
               "lift_limit": math.exp(eps), "p_y": model.p_y.tolist(), "p_x": model.p_x.tolist(),
-              "method": args.method}
+              "method": args.method, "rtol": args.rtol}
     if isinstance(model, LeakageModel):
         cert = certificate(model, eps, order)
         e_max = epsilon_max(model, order)
@@ -222,11 +222,13 @@ def print_report(r: dict) -> None:
     print(f"mechanism ({r['method']}): chi2(Y;U) = {r['utility']:.6g} with {r['outputs']} outputs")
     if "bracket" in r:
         b = r["bracket"]
-        print(f"  optimum: {b['lower']:.7g} <= V <= {b['upper']:.7g} (gap {b['gap']:.1e}, upper bound from "
-              f"{b['upper_bound_source']}, {b['seconds']:.1f} s)")
+        # Certified gaps print as such: their last digits depend on the search (JSON has them).
+        gap = f"certified gap < {r['rtol']:g}" if b["certified"] else f"gap {b['gap']:.1e}, not certified"
+        print(f"  optimum: {b['lower']:.6g} <= V <= {b['upper']:.6g} ({gap}; upper bound from "
+              f"{b['upper_bound_source']})")
     verdict = "ok" if r["check_passed"] else "FAILED"
     where = f"the channel in {r['out']}" if r["out"] else "the channel"
-    print(f"check: max alpha-lift of {where} = {r['max_lift']:.12g} <= e^eps = {r['lift_limit']:.12g}: {verdict}")
+    print(f"check: max alpha-lift of {where} = {r['max_lift']:.10f} <= e^eps = {r['lift_limit']:.10f}: {verdict}")
     if r["out"]:
         print(f"wrote P_(U|Y) to {r['out']} (rows u = outputs, columns y; each column sums to 1)")
 
