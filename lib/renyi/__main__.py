@@ -2,6 +2,8 @@
 
 User errors (missing files, pickled arrays, NaN, bad orders...) print one line
 on stderr and exit with status 1; usage errors exit with status 2 (argparse).
+``audit`` with a claim (``--claim-epsilon``, ``--claim-rho``, ``--claim-curve``) exits
+with status 3 when the samples refute it, 0 when they do not.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ examples:
   python -m renyi audit p.npy q.npy --orders 2 --direction forward --no-bias-correction
   # read one sample from standard input
   my_mechanism --db x | python -m renyi audit - q.csv --orders 2
+  # test a claim (family-wise at --alpha over orders and directions); exit status 3 if refuted
+  python -m renyi audit p.npy q.npy --orders 2 5 7 --claim-rho 0.02
   # the built-in mechanisms of Section IV and their exact epsilon(lambda)
   python -m renyi mechanisms
   # Part II: an alpha-lift mechanism for a leakage matrix P_{X|Y} and a prior
@@ -197,12 +201,24 @@ def _cmd_audit(args) -> int:
         print(f"renyi: warning: --no-bias-correction uses eq. (16) as printed, which is anti-conservative "
               f"where the plug-in's upward bias is large; orders whose estimated bias exceeds "
               f"{MAX_UNCORRECTED_BIAS:g} standard error fall back (marked *)", file=sys.stderr)
-    bounds = rdp_lower_bound(p, q, args.orders, alpha=args.alpha, discrete=discrete,
+    claim = _claim(args)
+    # With a claim, each order gets alpha / k, so that the verdict is family-wise at alpha.
+    level = args.alpha / len(args.orders) if claim is not None else args.alpha
+    bounds = rdp_lower_bound(p, q, args.orders, alpha=level, discrete=discrete,
                              bandwidth=args.bandwidth, floor=floor, beta=args.beta,
                              bias_correction=not args.no_bias_correction, direction=args.direction)
+    result = None
+    if claim is not None:
+        from .verdict import verdict
+        result = verdict(bounds, claim, alpha=args.alpha)
     if args.json:
-        _write_json([b.to_dict() for b in bounds])
-        return 0
+        if result is None:
+            _write_json([b.to_dict() for b in bounds])
+        else:
+            _write_json({"bounds": [b.to_dict() for b in bounds], "verdict": {
+                "refuted": result.refuted, "alpha": result.alpha, "spent": result.spent,
+                "rows": [vars(row) for row in result.rows]}})
+        return REFUTED if result is not None and result.refuted else 0
     first = bounds[0]
     level = 100 * (1 - first.alpha)
     if first.discrete:
@@ -234,7 +250,36 @@ def _cmd_audit(args) -> int:
         print(f"* {note}")
     print(f"Each 'lower' is a {level:g}% lower confidence bound on epsilon(order) for the pair that "
           "produced P and Q;\na bound <= 0 is trivial: no evidence of privacy loss.")
+    if result is not None:
+        print(f"verdict: {result} (each order at alpha/{len(args.orders)}, each direction at half of that)")
+        return REFUTED if result.refuted else 0
     return 0
+
+
+#: Exit status of ``audit`` with a claim that the samples refute (0: not refuted, 1: error).
+REFUTED = 3
+
+
+def _claim(args):
+    """The claimed RDP curve from --claim-epsilon, --claim-rho or --claim-curve (or None)."""
+    from .verdict import claim_pure_dp, claim_zcdp
+
+    if args.claim_epsilon is not None:
+        return claim_pure_dp(args.claim_epsilon)
+    if args.claim_rho is not None:
+        return claim_zcdp(args.claim_rho)
+    if args.claim_curve is None:
+        return None
+    table = load_samples(args.claim_curve, "--claim-curve")
+    table = np.asarray(table, dtype=float)
+    if table.ndim != 2 or table.shape[1] != 2:
+        raise UserError("--claim-curve: expected two columns per line: order, claimed epsilon")
+    curve = {float(o): float(e) for o, e in table}
+    missing = [o for o in args.orders if o not in curve]
+    if missing:
+        raise UserError(f"--claim-curve: no claimed epsilon for order {missing[0]:g}; the file lists orders "
+                        + ", ".join(f"{o:g}" for o in sorted(curve)))
+    return lambda order: curve[float(order)]
 
 
 def _number(text: str, option: str) -> float:
@@ -311,6 +356,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "or one direction at alpha")
     a.add_argument("--decimal-comma", action="store_true", help="text files use decimal commas (1,5 = 1.5)")
     a.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    claim = a.add_mutually_exclusive_group()
+    claim.add_argument("--claim-epsilon", type=float, metavar="E",
+                       help="test a pure E-DP claim (its tight RDP curve); exit status 3 if refuted")
+    claim.add_argument("--claim-rho", type=float, metavar="R", help="test a rho-zCDP claim, epsilon(order) = R*order")
+    claim.add_argument("--claim-curve", metavar="FILE", help="test a claimed curve: lines 'order, epsilon'")
     a.set_defaults(func=_cmd_audit)
 
     m = sub.add_parser("mechanisms", help="list the built-in mechanisms and their exact epsilon(order)")

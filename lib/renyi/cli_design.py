@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-#: The certified optimum's branch and bound is practical up to about this |Y| (see global_optimum).
+#: The certified optimum's branch and bound is practical up to about this many values of Y.
 MAX_OPTIMUM_Y = 30
 #: Column sums and prior sums may be off by this much (decimal files); they are then renormalised.
 SUM_TOLERANCE = 1e-9

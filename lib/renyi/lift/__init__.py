@@ -11,18 +11,18 @@ leakage matrix :math:`A=P_{X|Y}`; a channel :math:`P_{U|Y}` releases :math:`U`
 
 One module per step of the paper:
 
-* :mod:`~renyi.lift.model` — :class:`LeakageModel` (:math:`P_Y=A^{-1}P_X`,
+* :mod:`~renyi.lift.model` — :class:`~renyi.lift.model.LeakageModel` (:math:`P_Y=A^{-1}P_X`,
   :math:`W`, :math:`\sigma_{\max}`, :math:`v^\star` of Lemma 2, :math:`\kappa_\star`,
   :math:`d^\star`, :math:`r^\star_Y`, :math:`r^\star_{\rm val}`) and
-  :class:`GeneralLeakageModel` for singular or non-square :math:`A`;
-* :mod:`~renyi.lift.certificate` — Theorem 1 (:func:`certificate`, with the
-  admissibility conditions (32)/(34) printed in the paper), :func:`epsilon_max`,
+  :class:`~renyi.lift.model.GeneralLeakageModel` for singular or non-square :math:`A`;
+* :mod:`~renyi.lift.certificate` — Theorem 1 (:func:`~renyi.lift.certificate.certificate`, with the
+  admissibility conditions (32)/(34) printed in the paper), :func:`~renyi.lift.certificate.epsilon_max`,
   Corollary 1 and the Rényi transfer;
-* :mod:`~renyi.lift.channels` — :class:`LiftMechanism`, χ²-information and the
+* :mod:`~renyi.lift.channels` — :class:`~renyi.lift.channels.LiftMechanism`, χ²-information and the
   posterior ↔ channel maps (the orientation convention is stated there);
 * :mod:`~renyi.lift.mechanisms` — (22)–(23), Lemma 3, the two-scale mechanism
   (ours) and Proposition 4;
-* :mod:`~renyi.lift.optimum` — :func:`global_optimum` (Theorem 2, computed) with
+* :mod:`~renyi.lift.optimum` — :func:`~renyi.lift.optimum.global_optimum` (Theorem 2, computed) with
   a certified lower and upper bound.
 
 Reconstructions

@@ -3,9 +3,7 @@ r"""Theorem 1's certificate, :math:`\epsilon_{\max}`, Corollary 1 and the Rényi
 Taught in the chapters *Taylor remainder* and *The closed-form mechanism*
 (``book/part2``).
 
-Reconstructions
----------------
-:math:`\bar\delta_\epsilon` for :math:`\alpha\ge2` is derived (it reproduces the
+**Reconstructions.** :math:`\bar\delta_\epsilon` for :math:`\alpha\ge2` is derived (it reproduces the
 paper's 0.3902); for :math:`1<\alpha<2` it is a **guess**; :math:`r_+`, :math:`V_+`,
 :math:`G_+` and :math:`E_\rho` are derived (see the chapters).
 """
