@@ -1,0 +1,266 @@
+r"""Audits of real DP libraries (diffprivlib, OpenDP): the ``libraries`` sweep behind ``data/part1/libraries.csv``.
+
+Each configuration wraps a documented call of a third-party library as a black box
+``sample(value, n, seed) -> outputs`` on the adjacent pair "query value 1 against 0"
+(a counting query, sensitivity 1), together with the RDP curve its documentation implies
+(``claim``) and, where it has a closed form, the exact divergence of the pair (``truth``).
+Three *mis-calibrated* configurations reproduce realistic bugs in those same calls.
+
+The libraries are an optional extra (``pip install -e .[libraries]``); nothing else in
+the compendium imports this module.  Run ``python -m renyi.libraries --out data`` (or
+``make data-libraries``): it refuses to overwrite a shipped file unless ``--force`` is given.
+
+Reproducibility: diffprivlib's mechanisms take a ``random_state`` and are seeded from
+``SeedSequence(ROOT_SEED, spawn_key=(config, n, replicate))``; OpenDP samples from the
+operating system's secure generator and cannot be seeded, so its rows are reproducible
+only in distribution (``tests/test_libraries.py`` checks them statistically).
+
+Taught in the chapter *Auditing real libraries* (``book/part1``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .divergence import gaussian_renyi, laplace_renyi
+from .verdict import claim_gaussian, claim_pure_dp, claim_zcdp, verdict
+
+__all__ = ["Config", "CONFIGS", "ROOT_SEED", "ORDERS", "ALPHA", "run", "main"]
+
+ROOT_SEED = 0x5EED_2026_1201_0015
+ORDERS = (2.0, 5.0, 7.0)
+ALPHA = 0.05
+SIZES = (10_000, 100_000)
+DETECTION_SIZES = (1_000, 3_000, 10_000, 30_000, 100_000)
+REPLICATES = 5
+FIELDS = ["config", "library", "miscalibrated", "n", "replicate", "order", "lower", "estimate", "std_error",
+          "claimed", "truth", "refuted", "seconds_sampling", "seconds_bound"]
+
+
+@dataclass(frozen=True)
+class Config:
+    """One audited call: how to sample it, what it claims, and the truth where known."""
+
+    name: str
+    library: str
+    description: str
+    sampler: Callable          # (value, n, seed or None) -> array of n outputs
+    claim: Callable            # order -> claimed epsilon(order)
+    claim_basis: str
+    truth: Callable | None     # order -> exact D_order for the pair, or None
+    discrete: bool = False
+    miscalibrated: bool = False
+
+
+def _discrete_laplace_renyi(scale, order, shift=1):
+    """D_order between discrete Laplace laws (pmf ~ exp(-|k|/scale)) centred at shift and 0, by summation."""
+    k = np.arange(-2000, 2001)
+    log_p, log_q = -np.abs(k - shift) / scale, -np.abs(k) / scale
+    log_p -= np.logaddexp.reduce(log_p)
+    log_q -= np.logaddexp.reduce(log_q)
+    return float(np.logaddexp.reduce(order * log_p + (1 - order) * log_q) / (order - 1))
+
+
+def _dpl(mechanism_factory):
+    """diffprivlib: one seeded mechanism object per sample, randomise() once per output."""
+    def sample(value, n, seed):
+        mech = mechanism_factory(seed)
+        return np.array([mech.randomise(value) for _ in range(n)])
+    return sample
+
+
+def _opendp(make):
+    """OpenDP: one vector measurement of n copies (not seedable: the seed is ignored)."""
+    def sample(value, n, seed):
+        out = np.asarray(make()([value] * n))
+        return out if out.dtype.kind in "iu" else out.astype(float)
+    return sample
+
+
+def _configs() -> dict:
+    from diffprivlib import mechanisms as dpl
+    from diffprivlib import tools as dpl_tools
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    float_l1 = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float))
+    int_l1 = (dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int))
+    float_l2 = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float))
+    # What each OpenDP measurement states for a sensitivity-1 query (its privacy map).
+    odp_laplace_eps = float((float_l1 >> dp.m.then_laplace(scale=1.0)).map(1.0))
+    odp_int_eps = float((int_l1 >> dp.m.then_laplace(scale=1.0)).map(1))
+    odp_gauss_rho = float((float_l2 >> dp.m.then_gaussian(scale=2.0)).map(1.0))
+    gauss_sigma = dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0)._scale
+    analytic_sigma = dpl.GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1.0)._scale
+    m_records = 100
+
+    def mean_records(value):
+        data = np.full(m_records, 0.5)
+        data[0] = value
+        return data
+
+    def dpl_mean(value, n, seed):  # correct: diffprivlib clips to the declared bounds
+        rng = np.random.RandomState(seed)
+        data = mean_records(10.0 * value)
+        return np.array([dpl_tools.mean(data, epsilon=1.0, bounds=(0.0, 1.0), random_state=rng)
+                         for _ in range(n)])
+
+    def unclipped_mean(value, n, seed):  # the bug: Laplace noise for bounds (0, 1), no clipping
+        mech = dpl.Laplace(epsilon=1.0, sensitivity=1.0 / m_records, random_state=seed)
+        centre = float(np.mean(mean_records(10.0 * value)))
+        return np.array([mech.randomise(centre) for _ in range(n)])
+
+    sigma_bug = 1.0 / (2.0 * math.sqrt(0.02))  # rho = 0.02 wants 1/sqrt(2 rho) = 5
+
+    configs = [
+        Config("dpl-laplace", "diffprivlib", "Laplace(epsilon=1, sensitivity=1)",
+               _dpl(lambda s: dpl.Laplace(epsilon=1.0, sensitivity=1.0, random_state=s)),
+               claim_pure_dp(1.0), "pure 1-DP (documented)", lambda o: laplace_renyi(1, 0, 1.0, o)),
+        Config("dpl-gaussian", "diffprivlib", "Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1)",
+               _dpl(lambda s: dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0, random_state=s)),
+               claim_gaussian(gauss_sigma), f"RDP of its sigma = {gauss_sigma:.4g} (it claims (0.5, 1e-5)-DP)",
+               lambda o: gaussian_renyi(1, gauss_sigma, 0, gauss_sigma, o)),
+        Config("dpl-gaussian-analytic", "diffprivlib", "GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1)",
+               _dpl(lambda s: dpl.GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1.0, random_state=s)),
+               claim_gaussian(analytic_sigma),
+               f"RDP of its sigma = {analytic_sigma:.4g} (it claims (0.5, 1e-5)-DP)",
+               lambda o: gaussian_renyi(1, analytic_sigma, 0, analytic_sigma, o)),
+        Config("dpl-geometric", "diffprivlib", "Geometric(epsilon=1, sensitivity=1)",
+               _dpl(lambda s: dpl.Geometric(epsilon=1.0, sensitivity=1, random_state=s)),
+               claim_pure_dp(1.0), "pure 1-DP (documented)", lambda o: _discrete_laplace_renyi(1.0, o),
+               discrete=True),
+        Config("dpl-snapping", "diffprivlib", "Snapping(epsilon=1, sensitivity=1, bounds [-50, 50])",
+               _dpl(lambda s: dpl.Snapping(epsilon=1.0, sensitivity=1.0, lower=-50, upper=50, random_state=s)),
+               claim_pure_dp(1.0), "pure 1-DP (documented)", None),
+        Config("dpl-mean", "diffprivlib", "tools.mean(100 records, epsilon=1, bounds=(0, 1)), one record 10 vs 0",
+               dpl_mean, claim_pure_dp(1.0), "pure 1-DP (documented)", None),
+        Config("odp-laplace-float", "opendp", "then_laplace(scale=1) on floats",
+               _opendp(lambda: float_l1 >> dp.m.then_laplace(scale=1.0)), claim_pure_dp(odp_laplace_eps),
+               f"pure {odp_laplace_eps:.6g}-DP (its privacy map)", lambda o: laplace_renyi(1, 0, 1.0, o)),
+        Config("odp-laplace-int", "opendp", "then_laplace(scale=1) on integers (discrete Laplace)",
+               _opendp(lambda: int_l1 >> dp.m.then_laplace(scale=1.0)), claim_pure_dp(odp_int_eps),
+               f"pure {odp_int_eps:.6g}-DP (its privacy map)", lambda o: _discrete_laplace_renyi(1.0, o),
+               discrete=True),
+        Config("odp-gaussian-float", "opendp", "then_gaussian(scale=2) on floats",
+               _opendp(lambda: float_l2 >> dp.m.then_gaussian(scale=2.0)), claim_zcdp(odp_gauss_rho),
+               f"{odp_gauss_rho:.6g}-zCDP (its privacy map)", lambda o: gaussian_renyi(1, 2.0, 0, 2.0, o)),
+        # Realistic mis-calibrations of the same calls.
+        Config("bug-sensitivity", "diffprivlib", "Gaussian(..., sensitivity=1) on a query of sensitivity 2",
+               lambda v, n, s: _dpl(lambda t: dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0,
+                                                           random_state=t))(2.0 * v, n, s),
+               claim_gaussian(gauss_sigma), "RDP of its sigma for sensitivity 1 (as passed)",
+               lambda o: gaussian_renyi(2, gauss_sigma, 0, gauss_sigma, o), miscalibrated=True),
+        Config("bug-sigma-formula", "opendp", "then_gaussian(scale=1/(2 sqrt(rho))) for rho = 0.02",
+               _opendp(lambda: float_l2 >> dp.m.then_gaussian(scale=sigma_bug)), claim_zcdp(0.02),
+               "0.02-zCDP (intended; sigma should be 1/sqrt(2 rho) = 5)",
+               lambda o: gaussian_renyi(1, sigma_bug, 0, sigma_bug, o), miscalibrated=True),
+        Config("bug-no-clipping", "diffprivlib", "Laplace noise for bounds (0, 1) on an unclipped mean",
+               unclipped_mean, claim_pure_dp(1.0), "pure 1-DP (intended)",
+               lambda o: laplace_renyi(10.0 / m_records, 0, 1.0 / m_records, o), miscalibrated=True),
+    ]
+    return {c.name: c for c in configs}
+
+
+CONFIGS: dict = {}  # filled on first use: building them imports the optional libraries
+
+
+def configs() -> dict:
+    if not CONFIGS:
+        CONFIGS.update(_configs())
+    return CONFIGS
+
+
+def _seed(config_index, n_index, replicate) -> int:
+    ss = np.random.SeedSequence(ROOT_SEED, spawn_key=(config_index, n_index, replicate))
+    return int(ss.generate_state(1)[0])
+
+
+def run_one(config: Config, n: int, seed_p: int, seed_q: int) -> list[dict]:
+    """Sample both sides, bound at ALPHA / len(ORDERS) per order, and return one row per order."""
+    start = time.perf_counter()
+    one, zero = (1, 0) if config.discrete else (1.0, 0.0)   # integer mechanisms refuse floats
+    p = config.sampler(one, n, seed_p)
+    q = config.sampler(zero, n, seed_q)
+    sampled = time.perf_counter()
+    from .audit import rdp_lower_bound
+    bounds = rdp_lower_bound(p, q, list(ORDERS), alpha=ALPHA / len(ORDERS), discrete=config.discrete or None)
+    result = verdict(bounds, config.claim, alpha=ALPHA)
+    bounded = time.perf_counter()
+    return [{"config": config.name, "library": config.library, "miscalibrated": config.miscalibrated, "n": n,
+             "order": b.order, "lower": b.lower, "estimate": b.estimate, "std_error": b.std_error,
+             "claimed": config.claim(b.order), "truth": config.truth(b.order) if config.truth else math.nan,
+             "refuted": result.refuted, "seconds_sampling": sampled - start, "seconds_bound": bounded - sampled}
+            for b in bounds]
+
+
+def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=True) -> Path:
+    """The whole sweep; writes ``out/part1/libraries.csv`` and its MANIFEST entry."""
+    from .experiments import _git, _sha256, _versions, _write_rows
+
+    path = Path(out) / "part1" / "libraries.csv"
+    if path.exists() and not force:
+        raise FileExistsError(f"{path} exists; pass --force to overwrite the shipped file")
+    rows = []
+    for ci, (name, config) in enumerate(configs().items()):
+        grid = sizes or (DETECTION_SIZES if config.miscalibrated else SIZES)
+        for ni, n in enumerate(grid):
+            for rep in range(replicates):
+                seed = _seed(ci, ni, rep)
+                for row in run_one(config, n, seed, seed + 1):
+                    row["replicate"] = rep
+                    rows.append(row)
+            if progress:
+                print(f"{name}: n = {n:,} done", file=sys.stderr, flush=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write_rows(path, FIELDS, rows)
+    manifest_path = Path(out) / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
+    from importlib.metadata import version
+    manifest["files"]["part1/libraries.csv"] = {
+        "bytes": path.stat().st_size, "sha256": _sha256(path), "rows": len(rows),
+        "command": "python -m renyi.libraries --out data", "git_commit": _git("rev-parse", "HEAD"),
+        "lib_dirty": bool(_git("status", "--porcelain", "lib")), "root_seed": ROOT_SEED,
+        "spawn_scheme": "SeedSequence(root_seed, spawn_key=(config, n, replicate)).generate_state(1) -> seed s; "
+                        "diffprivlib random_state s (x) and s + 1 (x'); OpenDP is not seedable",
+        "parameters": {"orders": list(ORDERS), "alpha": ALPHA, "sizes": list(SIZES),
+                       "detection_sizes": list(DETECTION_SIZES), "replicates": replicates,
+                       "configs": {c.name: {"library": c.library, "call": c.description, "claim": c.claim_basis}
+                                   for c in configs().values()}},
+        "versions": {**_versions(), "diffprivlib": version("diffprivlib"), "opendp": version("opendp"),
+                     "scikit-learn": version("scikit-learn")},
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m renyi.libraries", description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="the data folder (data/)")
+    parser.add_argument("--force", action="store_true", help="overwrite a shipped libraries.csv")
+    parser.add_argument("--replicates", type=int, default=REPLICATES)
+    args = parser.parse_args(argv)
+    try:
+        configs()
+    except ImportError as exc:
+        print(f"renyi.libraries: error: {exc.name or exc} is not installed; pip install -e .[libraries]",
+              file=sys.stderr)
+        return 1
+    try:
+        print(run(args.out, force=args.force, replicates=args.replicates))
+    except FileExistsError as exc:
+        print(f"renyi.libraries: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
