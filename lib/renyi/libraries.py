@@ -34,7 +34,7 @@ import numpy as np
 from .divergence import gaussian_renyi, laplace_renyi
 from .verdict import claim_gaussian, claim_pure_dp, claim_zcdp, verdict
 
-__all__ = ["Config", "CONFIGS", "ROOT_SEED", "ORDERS", "ALPHA", "run", "main"]
+__all__ = ["Config", "CONFIGS", "ROOT_SEED", "ORDERS", "ALPHA", "configs", "run_one", "run", "load", "main"]
 
 ROOT_SEED = 0x5EED_2026_1201_0015
 ORDERS = (2.0, 5.0, 7.0)
@@ -240,6 +240,25 @@ def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=T
     }
     manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return path
+
+
+_TEXT = ("config", "library")
+_BOOL = ("miscalibrated", "refuted")
+_INT = ("n", "replicate")
+
+
+def load(data: Path | None = None) -> list[dict]:
+    """The shipped rows of ``data/part1/libraries.csv`` (needs no optional library)."""
+    import csv
+
+    folder = Path(data) if data is not None else Path(__file__).resolve().parents[2] / "data"
+    with open(folder / "part1" / "libraries.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    out = []
+    for row in rows:
+        out.append({k: (v if k in _TEXT else v == "True" if k in _BOOL else int(v) if k in _INT else float(v))
+                    for k, v in row.items()})
+    return out
 
 
 def main(argv=None) -> int:
