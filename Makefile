@@ -20,7 +20,7 @@ NBVAL    := $(BIN)/python -m pytest -q --nbval --nbval-current-env \
             --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: help install book book-fresh test unit nbval nbval-simd book-check renotebook data \
-        bench clean
+        data-libraries bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -83,6 +83,10 @@ renotebook: $(STAMP)  ## re-execute chapters in place, deterministically (NB="bo
 
 data: $(STAMP)  ## regenerate data/ and data/MANIFEST.json (the Part I sweeps)
 	$(BIN)/python -m renyi.experiments --out data
+
+data-libraries: $(STAMP)  ## audit diffprivlib and OpenDP into data/part1/libraries.csv (installs the extra)
+	$(BIN)/python -m pip install --quiet -e '.[libraries]'
+	$(BIN)/python -m renyi.libraries --out data $(if $(FORCE),--force)
 
 bench: $(STAMP)  ## speed and memory against peer pipelines (installs the bench extra)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
