@@ -19,7 +19,7 @@ NB       := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*
 NBVAL    := $(BIN)/python -m pytest -q --nbval --nbval-current-env \
             --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help install book book-fresh test unit nbval nbval-simd book-check renotebook data \
+.PHONY: help install book book-fresh test lint unit nbval nbval-simd book-check renotebook data \
         data-libraries bench clean
 
 help:  ## list the targets
@@ -76,7 +76,10 @@ book-check: $(STAMP)  ## build the book from a clean _build with warnings as err
 	rm -rf _build/check
 	$(BIN)/jupyter-book build . --path-output _build/check -W -n --keep-going
 
-test: unit nbval nbval-simd book-check  ## everything CI runs
+lint: $(TESTSTAMP)  ## ruff on the library, the tests and the benchmarks (pyproject.toml)
+	$(BIN)/ruff check lib tests benchmarks
+
+test: lint unit nbval nbval-simd book-check  ## everything CI runs
 
 renotebook: $(STAMP)  ## re-execute chapters in place, deterministically (NB="book/x.ipynb" for one)
 	$(BIN)/python tests/refresh_notebooks.py $(NB)

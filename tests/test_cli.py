@@ -46,7 +46,8 @@ def test_options_are_passed_through(files, capsys):
     assert main(["audit", str(files / "p.npy"), str(files / "q.csv"), "--orders", "2", "--bandwidth", "0.5",
                  "--floor", "1e-3", "--beta", "500", "--alpha", "0.1", "--no-bias-correction", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)[0]
-    assert (out["bandwidth"], out["floor"], out["beta"], out["alpha"], out["bias_corrected"]) == (0.5, 1e-3, 500, 0.1, False)
+    got = (out["bandwidth"], out["floor"], out["beta"], out["alpha"], out["bias_corrected"])
+    assert got == (0.5, 1e-3, 500, 0.1, False)
 
 
 def test_mechanisms_listing(capsys):

@@ -302,7 +302,8 @@ def _cmd_mechanisms(args) -> int:
         return 0
     targets = {name: [m.target(o) for o in orders] for name, m in MECHANISMS.items()}  # errors before output
     print("Section IV mechanisms; targets are the exact D_order(p||q) for x=(1,0,...,0), x'=(0,...,0).")
-    header = f"{'name':<30}{'output':<11}{'parameters':<36}" + "".join(f"{'eps(' + format(o, 'g') + ')':>11}" for o in orders)
+    header = f"{'name':<30}{'output':<11}{'parameters':<36}"
+    header += "".join(f"{'eps(' + format(o, 'g') + ')':>11}" for o in orders)
     print(header)
     for name, m in MECHANISMS.items():
         params = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in m.params.items())
@@ -329,7 +330,8 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m renyi",
-        description="Rényi-divergence privacy: black-box RDP lower bounds (audit) and α-lift mechanism design (design).",
+        description="Rényi-divergence privacy: black-box RDP lower bounds (audit) and "
+                    "α-lift mechanism design (design).",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"renyi {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -338,7 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Lower confidence bounds for Rényi DP from outputs on adjacent databases "
                                    "(Kutta, Askin and Dunsche, 2024, eq. 16).",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    a.add_argument("p", metavar="P", help="outputs of A(x): .npy, or text/CSV with one value (or row) per line; - for stdin")
+    a.add_argument("p", metavar="P",
+                   help="outputs of A(x): .npy, or text/CSV with one value (or row) per line; - for stdin")
     a.add_argument("q", metavar="Q", help="outputs of A(x') for an adjacent x'")
     a.add_argument("--orders", type=_order, nargs="+", required=True, metavar="ORDER", help="orders lambda > 1")
     a.add_argument("--alpha", type=float, default=0.05, help="error level; the bound holds w.p. 1-alpha (default 0.05)")

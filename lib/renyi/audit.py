@@ -28,7 +28,8 @@ from ._validation import as_orders, as_positive_scalar, as_probability
 from .density import TAILS, _kde_on_grid, _strided, relative_frequencies, robust_scale
 
 __all__ = [
-    "LowerBound", "DensityFit", "fit_densities", "bounds_from_fit", "softmax_floor", "softmax_derivative", "floored_estimate",
+    "LowerBound", "DensityFit", "fit_densities", "bounds_from_fit", "softmax_floor", "softmax_derivative",
+    "floored_estimate",
     "second_order_bias", "bound_from_densities", "default_floor", "rdp_lower_bound", "audit",
     "paper_floor", "FLOOR_RELATIVE_ERROR", "MAX_LOG_SCALE_ERROR", "MAX_UNCORRECTED_BIAS", "NEAR_ONE", "DIRECTIONS",
 ]
@@ -272,7 +273,8 @@ def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
 
     .. math::
 
-        \text{var}_p=\frac{\lambda^2}{(\lambda-1)^2}\Big(\frac{\int\hat p^{2\lambda-1}\hat q_\tau^{2-2\lambda}}{F^2}-1\Big),
+        \text{var}_p=\frac{\lambda^2}{(\lambda-1)^2}
+        \Big(\frac{\int\hat p^{2\lambda-1}\hat q_\tau^{2-2\lambda}}{F^2}-1\Big),
         \qquad
         \text{var}_q=\frac{\int\pi(\hat q)^2\hat q_\tau^{-2\lambda}\hat q\,\hat p^{2\lambda}}{F^2}
         -\Big(\frac{\int\pi(\hat q)\hat q_\tau^{-\lambda}\hat q\,\hat p^{\lambda}}{F}\Big)^2,
@@ -880,4 +882,4 @@ def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_op
 
 
 # The claim test lives in renyi.verdict (documented there); renyi.audit.verdict is the name in DESIGN.md.
-from .verdict import Verdict, claim_gaussian, claim_pure_dp, claim_zcdp, test_claim, verdict  # noqa: E402
+from .verdict import Verdict, claim_gaussian, claim_pure_dp, claim_zcdp, test_claim, verdict  # noqa: E402, F401

@@ -577,7 +577,8 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=_at_least_one(int), default=os.cpu_count() or 1,
                         help="local processes (default: all cores)")
     parser.add_argument("--dask-scheduler", metavar="ADDRESS", help="run tasks on a dask.distributed cluster")
-    parser.add_argument("--max-n", type=_at_least_one(float), help="skip sample sizes above this (a quick, smaller run)")
+    parser.add_argument("--max-n", type=_at_least_one(float),
+                        help="skip sample sizes above this (a quick, smaller run)")
     parser.add_argument("--replicates", type=_at_least_one(int), help="replicates per point (default: the sweep's)")
     parser.add_argument("--force", action="store_true",
                         help="replace files in --out even if the manifest records other parameters")

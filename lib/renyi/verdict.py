@@ -175,7 +175,8 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
     for bound, value in zip(bounds, values):
         for one in bound.directions or (bound,):
             level = one.level or one.alpha
-            margin = (one.lower - value) / one.std_error if one.std_error > 0 else math.copysign(math.inf, one.lower - value)
+            excess = one.lower - value
+            margin = excess / one.std_error if one.std_error > 0 else math.copysign(math.inf, excess)
             rows.append(VerdictRow(order=bound.order, direction=one.direction, claimed=value, lower=one.lower,
                                    level=level, margin=float(margin), refutes=one.lower > value))
     spent = sum(row.level for row in rows)
@@ -249,7 +250,8 @@ def claim_pure_dp(epsilon):
 
     Notes
     -----
-    This is the sinh form :math:`\frac1{\lambda-1}\log\frac{\sinh(\lambda\varepsilon)-\sinh((\lambda-1)\varepsilon)}{\sinh\varepsilon}`
+    This is the sinh form
+    :math:`\frac1{\lambda-1}\log\frac{\sinh(\lambda\varepsilon)-\sinh((\lambda-1)\varepsilon)}{\sinh\varepsilon}`
     of the bound in the proof of Proposition 3.3 of :cite:t:`bun2016concentrated`; the binary
     pair :math:`(e^\varepsilon,1)/(1+e^\varepsilon)` against :math:`(1,e^\varepsilon)/(1+e^\varepsilon)`
     (randomized response) attains it, so no smaller curve follows from pure DP alone.

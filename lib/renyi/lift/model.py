@@ -69,7 +69,7 @@ class GeneralLeakageModel:
         return float(self.p_x.min())
 
     def phi(self, q, order) -> np.ndarray:
-        r""":math:`\Phi_\alpha(q)=\sum_xP_X(x)((Aq)(x)/P_X(x))^\alpha=(\mathcal L^\alpha)^\alpha` for columns of ``q``."""
+        r""":math:`\Phi_\alpha(q)=\sum_xP_X(x)((Aq)(x)/P_X(x))^\alpha=(\mathcal L^\alpha)^\alpha`, columns of ``q``."""
         q = np.asarray(q, dtype=float)
         px = self.p_x[:, None] if q.ndim == 2 else self.p_x
         return np.sum(px * np.maximum((self.A @ q) / px, 0.0) ** order, axis=0)
