@@ -23,8 +23,8 @@ bandwidth is :math:`h` to second order in :math:`\Delta/h`
 (``tests/test_density.py`` checks a relative bandwidth error below
 :math:`10^{-3}`; it is about :math:`10^{-5}`).  The result is accurate to
 round-off *relative to the density's maximum* (FFT round-off is about
-:math:`10^{-16}` of the peak); far below that, in the deep tails, it is
-noise clipped at zero.  The floored estimator never looks there: wherever
+:math:`10^{-16}` of the peak); below :data:`FFT_NOISE` (:math:`10^{-12}`) of the peak,
+in the deep tails, it reports zero.  The floored estimator never looks there: wherever
 :math:`\hat q<\tau` it uses :math:`\tau`, and :math:`\tau` is many orders of
 magnitude above the noise.
 
@@ -451,6 +451,10 @@ def _kde_on_grid(xp, xq, h, spacing, pad, max_points, tails) -> GridEstimate:
     return GridEstimate(grid, dx, dens_p, dens_q, h, terms, bound, float(special.ndtr(-pad)), tails)
 
 
+#: Relative level (of each density's peak) below which the binned FFT KDE reports 0.
+FFT_NOISE = 1e-12
+
+
 def _linear_bin(x: np.ndarray, lo: float, dx: float, size: int) -> np.ndarray:
     """Linear-binning counts of ``x`` on the nodes lo + dx * l, l < size (additive over chunks)."""
     counts = np.zeros(size + 1)
@@ -488,8 +492,13 @@ def _smooth_counts(counts: np.ndarray, dx: float, h: float):
     nfft = fft.next_fast_len(full, real=True)
     dens = fft.irfft(fft.rfft(counts, nfft, axis=1) * fft.rfft(kernel, nfft)[None, :], nfft, axis=1)
     dens = dens[:, reach:reach + counts.shape[1]]
-    # FFT round-off leaves +-1e-16 of the peak where the density underflows.
-    return tuple(np.maximum(d, 0.0) for d in dens)
+    # FFT round-off leaves +-1e-16 of the peak where the density underflows.  Values below
+    # FFT_NOISE of the peak are not resolved, and their sign is decided by the CPU's rounding
+    # (numpy's SIMD exp in the kernel): they are set to zero, so that which cells carry mass,
+    # which the bias near order 1 counts, is the same on every machine.
+    peak = dens.max(axis=1, keepdims=True)
+    dens[dens < FFT_NOISE * peak] = 0.0
+    return tuple(dens)
 
 
 def direct_kde(samples, bandwidth, points) -> np.ndarray:
