@@ -43,10 +43,17 @@ def test_manifest_hashes_and_provenance(name):
     assert entry["rows"] == len(experiments.read_rows(path))
 
 
-def _close(a, b):
+def _close(a, b, rel=1e-10):
     if a is None or b is None or isinstance(a, str):
         return a == b
-    return a == pytest.approx(b, rel=1e-10, abs=1e-13)
+    return a == pytest.approx(b, rel=rel, abs=1e-13)
+
+
+#: Near order 1 the second-order bias sums (p_hat/q_tau)^(order-1), about 1 per cell, over every
+#: cell that carries mass, including deep-tail cells where p_hat is resolved only to 1e-16 of its
+#: peak: at order 1.01 that amplifies the last bits of numpy's SIMD exp to about 1e-9 relative
+#: (measured between the AVX-512 and baseline paths).  Elsewhere the slices agree to 1e-10.
+NEAR_ONE_REL = 1e-8
 
 
 def _shipped(sweep, **match):
@@ -69,8 +76,9 @@ def test_recompute_slice(sweep, mechanism, n):
     assert len(fresh) == len(shipped) > 0
     order_key = lambda r: (r["replicate"], r.get("relative_error") or 0, r["order"])
     for a, b in zip(sorted(fresh, key=order_key), sorted(shipped, key=order_key)):
+        rel = NEAR_ONE_REL if a["order"] < 1.5 else 1e-10
         for key in experiments.FIELDS[sweep]:
-            assert _close(a[key], b[key]), (key, a[key], b[key])
+            assert _close(a[key], b[key], rel), (key, a[key], b[key])
 
 
 def test_every_point_has_the_promised_replicates():

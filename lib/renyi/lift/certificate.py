@@ -165,8 +165,8 @@ def renyi_budget_max(model: LeakageModel, order) -> float:
     constraint with :math:`\alpha=\beta` and :math:`\epsilon=(\beta-1)\eta/\beta`
     (Section III-B).
     """
-    beta = _check_alpha(order)
-    return beta / (beta - 1) * epsilon_max(model, beta)
+    order = _check_alpha(order)   # the paper's beta; in code beta is only the softmax sharpness
+    return order / (order - 1) * epsilon_max(model, order)
 
 
 def renyi_certificate(model: LeakageModel, eta, order) -> Certificate:
@@ -176,9 +176,9 @@ def renyi_certificate(model: LeakageModel, eta, order) -> Certificate:
     :math:`r_{0,\rm R}`, :math:`\delta_{0,\rm R}`, :math:`r_{-,\rm R}` and
     :math:`\bar\delta^{\rm R}_\eta=\sqrt{(e^\eta-1)/p_{\min}}` (:math:`\beta\ge2`).
     """
-    beta = _check_alpha(order)
+    order = _check_alpha(order)   # the paper's beta
     eta = _check_eps(eta)
-    return certificate(model, (beta - 1) * eta / beta, beta)
+    return certificate(model, (order - 1) * eta / order, order)
 
 
 def corollary1_value(model: LeakageModel, eps) -> float:
