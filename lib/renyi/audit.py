@@ -25,35 +25,20 @@ import numpy as np
 from scipy import special
 
 from ._validation import as_orders, as_positive_scalar, as_probability
+from .delta_method import (MAX_LOG_SCALE_ERROR, MAX_UNCORRECTED_BIAS, NEAR_ONE, _fallback_orders,  # noqa: F401
+                           _one_direction, _Plugin, _reliable, bound_from_densities, floored_estimate,
+                           second_order_bias)
 from .density import TAILS, _kde_on_grid, _strided, relative_frequencies, robust_scale
+from .floor import (_KERNEL_ROUGHNESS, FLOOR_RELATIVE_ERROR, PAPER_FLOOR_EXPONENT, default_floor,  # noqa: F401
+                    paper_floor, softmax_derivative, softmax_floor)
 
-__all__ = [
-    "LowerBound", "DensityFit", "fit_densities", "bounds_from_fit", "softmax_floor", "softmax_derivative",
-    "floored_estimate",
-    "second_order_bias", "bound_from_densities", "default_floor", "rdp_lower_bound", "audit",
-    "paper_floor", "FLOOR_RELATIVE_ERROR", "MAX_LOG_SCALE_ERROR", "MAX_UNCORRECTED_BIAS", "NEAR_ONE", "DIRECTIONS",
-]
+# The floor (step 2) and the delta method (steps 3-5) live in renyi.floor and
+# renyi.delta_method; their names stay importable from here.
+__all__ = ["LowerBound", "DensityFit", "fit_densities", "bounds_from_fit", "rdp_lower_bound", "audit",
+           "DIRECTIONS"]
 
-#: Relative standard deviation of q_hat at the floor level, by kind of output (default tuning).
-#: Chosen by simulation together with the second-order bias correction: lower floors make the
-#: plug-in biased upwards where q_hat is noisy, higher floors make the bound loose.
-FLOOR_RELATIVE_ERROR = {"continuous": 0.3, "discrete": 0.4}
-#: Largest :math:`(\lambda-1)\,\mathrm{se}` -- the standard error of :math:`\log\hat F` -- at
-#: which the delta-method bound is reported at the requested order.  Beyond it the normal
-#: approximation of :math:`\log\hat F` fails (the study in the chapter on the delta method shows
-#: coverage falling to 0.1 at (λ-1)se ≈ 20), and the bound falls back to a smaller order.
-MAX_LOG_SCALE_ERROR = 1.0
-#: With ``bias_correction=False`` (eq. 16 as printed): the largest estimated upward bias, in
-#: standard errors, at which the uncorrected bound is reported.  Beyond it eq. (16) is
-#: anti-conservative (coverage 0.15-0.7 at bias/se ≈ 2-3 in the order-range study).
-MAX_UNCORRECTED_BIAS = 1.0
-#: Below this value of λ-1 the estimate and var_p are computed by an expm1 form
-#: (``_near_one``), which has no cancellation as λ -> 1.
-NEAR_ONE = 1e-3
 #: Directions audited by :func:`rdp_lower_bound`: ``"both"`` (default), or one ordered pair.
 DIRECTIONS = ("both", "forward", "reverse")
-#: Roughness of the Gaussian kernel, R(K) = int K^2 = 1 / (2 sqrt(pi)).
-_KERNEL_ROUGHNESS = 1.0 / (2.0 * math.sqrt(math.pi))
 
 
 @dataclass(frozen=True)
@@ -90,7 +75,7 @@ class LowerBound:
     cells : int
         Grid points (continuous) or observed outcomes (discrete).
     bias : float
-        Estimated second-order bias of ``estimate`` (:func:`second_order_bias`
+        Estimated second-order bias of ``estimate`` (:func:`~renyi.delta_method.second_order_bias`
         minus :math:`(\lambda-1)\mathrm{se}^2/2`); ``max(bias, 0)`` is subtracted
         when ``bias_corrected``.
     bias_corrected : bool
@@ -102,8 +87,8 @@ class LowerBound:
     reliable : bool
         True when the delta-method bound at ``order`` itself is reported: its
         standard error of :math:`\log\hat F`, :math:`(\lambda-1)\,\mathrm{se}`,
-        is at most :data:`MAX_LOG_SCALE_ERROR` (and, without the bias
-        correction, the bias at most :data:`MAX_UNCORRECTED_BIAS` standard
+        is at most :data:`~renyi.delta_method.MAX_LOG_SCALE_ERROR` (and, without the bias
+        correction, the bias at most :data:`~renyi.delta_method.MAX_UNCORRECTED_BIAS` standard
         errors).  When False, ``lower`` is the bound at the smaller
         ``bound_order``, valid here because :math:`D_\lambda` is nondecreasing
         in :math:`\lambda`, or 0 when no order qualifies.
@@ -171,332 +156,6 @@ class LowerBound:
 
 # --------------------------------------------------------------- the floor
 
-def softmax_floor(t, floor, beta):
-    r"""Smooth floor :math:`t_\tau=\beta^{-1}\log(e^{\beta t}+e^{\beta\tau})` (eq. 13).
-
-    Computed as :math:`\max(t,\tau)+\beta^{-1}\operatorname{log1p}(e^{-\beta|t-\tau|})`,
-    which never overflows.  It satisfies
-    :math:`\max(t,\tau)\le t_\tau\le\max(t,\tau)+\log 2/\beta`.
-    """
-    t = np.asarray(t, dtype=float)
-    return np.maximum(t, floor) + np.log1p(np.exp(-beta * np.abs(t - floor))) / beta
-
-
-def softmax_derivative(t, floor, beta):
-    r""":math:`\pi(t)=\partial_t t_\tau=e^{\beta t}/(e^{\beta t}+e^{\beta\tau})` (eq. 17), a logistic function."""
-    return special.expit(beta * (np.asarray(t, dtype=float) - floor))
-
-
-def _log(x):
-    with np.errstate(divide="ignore"):
-        return np.log(x)
-
-
-def _lse(log_terms, log_dx):
-    """log(sum(exp(log_terms)) * dx) for terms that are finite or -inf (zeros)."""
-    top = float(np.max(log_terms)) if log_terms.size else -math.inf
-    if top == -math.inf:
-        return -math.inf
-    return top + math.log(float(np.sum(np.exp(log_terms - top)))) + log_dx
-
-
-class _Plugin:
-    """The order-independent pieces of the floored plug-in for one direction and one tuning.
-
-    Every integral of eqs. (16)-(18) and of the bias carries a factor of p_hat, so only the
-    cells with p_hat > 0 are kept; logs, the softmax floor and its derivative are computed
-    once and reused for every order (the audit evaluates several orders, and the fallback
-    ladder more).
-    """
-
-    def __init__(self, p_hat, q_hat, floor, beta, dx, n_p=1, n_q=1, kernel_factor=1.0):
-        p_hat, q_hat = np.asarray(p_hat, dtype=float), np.asarray(q_hat, dtype=float)
-        keep = p_hat > 0
-        p, q = p_hat[keep], q_hat[keep]
-        self.p, self.beta = p, beta
-        self.log_dx = math.log(dx)
-        with np.errstate(divide="ignore"):
-            self.lp, self.lq = np.log(p), np.log(q)
-        self.qt = softmax_floor(q, floor, beta)
-        self.lqt = np.log(self.qt)
-        self.pi = softmax_derivative(q, floor, beta)
-        with np.errstate(divide="ignore"):
-            self.lpi = np.log(self.pi)
-        self.log_ratio = self.lp - self.lqt                         # L = log(p_hat / q_tau)
-        self.pointwise_var_p = np.maximum(kernel_factor * p - p * p, 0.0) / n_p
-        self.pointwise_var_q = np.maximum(kernel_factor * q - q * q, 0.0) / n_q
-        self.n_p, self.n_q = n_p, n_q
-        self.base_q = self.lpi + self.lq                            # log(pi q_hat)
-
-    def moments(self, lam):
-        """(estimate, var_p, var_q, log F) at order lam (the formulas of floored_estimate)."""
-        if self.p.size == 0:
-            raise ValueError("the estimated p has no mass on the grid; check the samples")
-        lam_l = lam * self.log_ratio
-        log_f = _lse(self.lqt + lam_l, self.log_dx)
-        log_i2 = _lse(2 * self.lpi + self.lq + 2 * lam_l, self.log_dx)
-        log_i3 = _lse(self.base_q + lam_l, self.log_dx)
-        if lam - 1 < NEAR_ONE:
-            estimate, var_p = _near_one(self.p, self.lp, self.lqt, lam)
-        else:
-            log_i1 = _lse(self.lp + 2 * (lam - 1) * self.log_ratio, self.log_dx)
-            estimate = log_f / (lam - 1)
-            var_p = (lam / (lam - 1)) ** 2 * math.expm1(log_i1 - 2 * log_f)
-        var_q = math.exp(log_i2 - 2 * log_f) - math.exp(2 * (log_i3 - log_f)) if math.isfinite(log_i2) else 0.0
-        # Cancellation can leave -1e-17 when p_hat == q_hat; a variance is >= 0.
-        return estimate, max(var_p, 0.0), max(var_q, 0.0), log_f
-
-    def bias(self, lam, log_f, std_error):
-        """The second-order bias of second_order_bias, both terms."""
-        with np.errstate(over="ignore", invalid="ignore"):
-            # each term divided by F inside the exponent, so nothing overflows
-            t_p = (lam * (lam - 1) * np.exp((lam - 1) * self.log_ratio - self.lp + self.log_dx - log_f)
-                   * self.pointwise_var_p)
-            curv_q = self.beta * self.pi * (1 - self.pi) - lam * self.pi**2 / self.qt
-            t_q = (1 - lam) * np.exp(lam * self.log_ratio + self.log_dx - log_f) * curv_q * self.pointwise_var_q
-        b_over_f = 0.5 * (np.nansum(t_p) + np.nansum(t_q))
-        return b_over_f / (lam - 1) - 0.5 * (lam - 1) * std_error * std_error
-
-    def bound(self, lam, alpha, bias_correction):
-        """(estimate, std_error, bias, lower) at order lam: steps 3-5."""
-        estimate, var_p, var_q, log_f = self.moments(lam)
-        se = math.sqrt(var_p / self.n_p + var_q / self.n_q)
-        bias = self.bias(lam, log_f, se)
-        centre = estimate - max(bias, 0.0) if bias_correction else estimate
-        return estimate, se, bias, min(centre + special.ndtri(alpha) * se, estimate)
-
-
-def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
-    r"""The plug-in :math:`D_\lambda(\hat p,\hat q_\tau)` and the delta-method variance terms.
-
-    Returns ``(estimate, var_p, var_q)`` with
-
-    .. math::
-
-        \text{var}_p=\frac{\lambda^2}{(\lambda-1)^2}
-        \Big(\frac{\int\hat p^{2\lambda-1}\hat q_\tau^{2-2\lambda}}{F^2}-1\Big),
-        \qquad
-        \text{var}_q=\frac{\int\pi(\hat q)^2\hat q_\tau^{-2\lambda}\hat q\,\hat p^{2\lambda}}{F^2}
-        -\Big(\frac{\int\pi(\hat q)\hat q_\tau^{-\lambda}\hat q\,\hat p^{\lambda}}{F}\Big)^2,
-
-    :math:`F=\int\hat p^\lambda\hat q_\tau^{1-\lambda}`, so that
-    :math:`\text{var}_p+\text{var}_q=\hat\sigma_n^2` of eq. (18):
-    :math:`(\hat\sigma^{(1)})^2/((\lambda-1)F)^2` and
-    :math:`(\hat\sigma^{(2)})^2/((\lambda-1)F)^2` respectively.  They are the
-    variances of the influence functions
-    :math:`g_1=\lambda\hat p^{\lambda-1}\hat q_\tau^{1-\lambda}` under :math:`p` and
-    :math:`g_2=(1-\lambda)\hat p^\lambda\hat q_\tau^{-\lambda}\pi(\hat q)` under :math:`q`,
-    divided by :math:`((\lambda-1)F)^2`.  All integrals are ``logsumexp`` sums
-    times ``dx`` (1 for pmfs), so large orders are safe.
-    """
-    estimate, var_p, var_q, _ = _Plugin(p_hat, q_hat, floor, beta, dx).moments(float(order))
-    return estimate, var_p, var_q
-
-
-def _near_one(p_hat, lp, lqt, lam):
-    r"""Estimate and :math:`\text{var}_p` for :math:`\lambda-1<` :data:`NEAR_ONE`, without cancellation.
-
-    With :math:`w=\hat p/\!\int\hat p`, :math:`L=\log(\hat p/\hat q_\tau)` and
-    :math:`u=\operatorname{expm1}((\lambda-1)L)/(\lambda-1)` (which tends to
-    :math:`L`), :math:`F/\!\int\hat p=1+(\lambda-1)E_w u` and
-    :math:`\text{var}_p=\lambda^2\operatorname{Var}_w(u)/(1+(\lambda-1)E_wu)^2`:
-    the same quantities as the general formulas, which divide an
-    :math:`O((\lambda-1)^2)` difference by :math:`(\lambda-1)^2`.  The mass of
-    :math:`\hat p` (1 up to round-off) is divided out, since
-    :math:`\log\!\int\hat p/(\lambda-1)` would turn its last bits into an error
-    of order :math:`10^{-16}/(\lambda-1)`.
-    """
-    keep = p_hat > 0
-    w = p_hat[keep] / np.sum(p_hat[keep])
-    u = np.expm1((lam - 1) * (lp[keep] - lqt[keep])) / (lam - 1)
-    mean_u = float(np.sum(w * u))
-    var_u = float(np.sum(w * (u - mean_u) ** 2))
-    log_f_rel = math.log1p((lam - 1) * mean_u)
-    var_p = lam**2 * var_u / (1 + (lam - 1) * mean_u) ** 2
-    return log_f_rel / (lam - 1), var_p
-
-
-def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_factor=1.0, *, std_error=None):
-    r"""Estimated second-order bias of :math:`D_\lambda(\hat p,\hat q_\tau)` (beyond the paper).
-
-    The plug-in is a smooth function of the density estimates, so by a
-    second-order expansion (the delta method one term further, van der
-    Vaart 1998, Ch. 3),
-
-    .. math::
-
-        \mathbb E\,D_\lambda(\hat p,\hat q_\tau)-D_\lambda(p,q_\tau)\approx
-        \frac{B_F}{(\lambda-1)F}-\frac{\lambda-1}{2}\,\mathrm{se}^2,
-        \qquad
-        B_F=\tfrac12\int\Big(\partial_p^2f\,\mathrm{Var}\,\hat p(t)+\partial_q^2f\,\mathrm{Var}\,\hat q(t)\Big),
-
-    with :math:`f(p,q)=p^\lambda q_\tau^{1-\lambda}`,
-    :math:`\partial_p^2f=\lambda(\lambda-1)p^{\lambda-2}q_\tau^{1-\lambda}`,
-    :math:`\partial_q^2f=(1-\lambda)p^\lambda\big(\beta\pi(1-\pi)q_\tau^{-\lambda}-\lambda\pi^2q_\tau^{-\lambda-1}\big)`,
-    and :math:`\mathrm{Var}\,\hat f(t)\approx(c\,f(t)-f(t)^2)/n` where
-    :math:`c=1` for relative frequencies (multinomial cells) and
-    :math:`c=R(K)/h` for a KDE (``kernel_factor``).  :math:`F` is separable
-    over cells, so no covariances enter.  The convexity of
-    :math:`q\mapsto q_\tau^{1-\lambda}` makes the bias positive where
-    :math:`\hat q` is noisy: Jensen's inequality pushes the plug-in *up*,
-    which can break the coverage of the lower bound at large :math:`n`
-    when many cells sit just above the floor.
-
-    Returns the whole approximation, both terms.  ``std_error`` is the
-    :math:`\mathrm{se}` of the second term; ``None`` computes it with
-    :func:`floored_estimate`.
-    """
-    lam = float(order)
-    plugin = _Plugin(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor)
-    _, var_p, var_q, log_f = plugin.moments(lam)
-    if std_error is None:
-        std_error = math.sqrt(var_p / n_p + var_q / n_q)
-    return plugin.bias(lam, log_f, std_error)
-
-
-def bound_from_densities(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, *, bandwidth=None, alpha=0.05,
-                         bias_correction=True):
-    r"""Steps 3–5 on given density estimates: ``(estimate, std_error, bias, lower)``.
-
-    ``bandwidth`` is the KDE's :math:`h` (``None`` for relative frequencies),
-    which sets the pointwise variance used by :func:`second_order_bias`.
-    :func:`rdp_lower_bound` calls this after fitting the densities; it is
-    public so that sweeps over :math:`(\tau,\beta)` can reuse one fit.
-
-    ``lower`` is eq. (16) centred at ``estimate - max(bias, 0)`` (or at
-    ``estimate`` when ``bias_correction`` is False), so it never exceeds
-    ``estimate``: the correction only ever lowers the bound.  A negative
-    ``bias`` comes from the concavity term :math:`-(\lambda-1)\mathrm{se}^2/2`
-    and would raise the centre; it is large exactly where the normal
-    approximation of :math:`\log\hat F` fails, so it is not applied.  This
-    function applies no reliability rule; :func:`rdp_lower_bound` does.
-    """
-    alpha = as_probability(alpha, "alpha")
-    kernel_factor = 1.0 if bandwidth is None else _KERNEL_ROUGHNESS / bandwidth
-    return _Plugin(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor).bound(float(order), alpha,
-                                                                                 bias_correction)
-
-
-def _reliable(order, se, bias, bias_correction) -> bool:
-    """The rule of :data:`MAX_LOG_SCALE_ERROR` and :data:`MAX_UNCORRECTED_BIAS`."""
-    if not (order - 1) * se <= MAX_LOG_SCALE_ERROR:
-        return False
-    return bias_correction or bias <= MAX_UNCORRECTED_BIAS * se
-
-
-def _fallback_orders(order):
-    """Orders below ``order`` to try, largest first: 1 + (order - 1) * 2**(-k/2), k = 1..40."""
-    return [1.0 + (order - 1.0) * 2.0 ** (-k / 2) for k in range(1, 41)]
-
-
-def _one_direction(plugin: _Plugin, lam, *, alpha, bias_correction):
-    """Bound at ``lam`` for one direction, with the fallback to a smaller order."""
-    n_p, n_q = plugin.n_p, plugin.n_q
-    estimate, se, bias, lower = plugin.bound(lam, alpha, bias_correction)
-    out = dict(estimate=estimate, std_error=se, bias=bias, lower=lower, reliable=True, bound_order=lam,
-               note="")
-    if _reliable(lam, se, bias, bias_correction):
-        return out
-    n_min = min(n_p, n_q)
-    if (lam - 1) * se > MAX_LOG_SCALE_ERROR:
-        factor = ((lam - 1) * se / MAX_LOG_SCALE_ERROR) ** 2
-        why = (f"the delta method is unreliable at order {lam:g} with n={n_min:,} "
-               f"((order-1) x std.error = {(lam - 1) * se:.2g} > {MAX_LOG_SCALE_ERROR:g}; "
-               f"roughly {factor * n_min:,.0f} samples per side would be needed)")
-    else:
-        why = (f"eq. (16) without the bias correction is anti-conservative here (estimated bias "
-               f"{bias / se:.2g} standard errors > {MAX_UNCORRECTED_BIAS:g})")
-    for smaller in _fallback_orders(lam):
-        e2, se2, b2, l2 = plugin.bound(smaller, alpha, bias_correction)
-        if _reliable(smaller, se2, b2, bias_correction):
-            out.update(lower=min(l2, estimate), reliable=False, bound_order=smaller,
-                       note=f"{why}; reported the bound at order {smaller:.4g}, which is also a bound at "
-                            f"order {lam:g} because D_order is nondecreasing in the order")
-            return out
-    out.update(lower=0.0, reliable=False, bound_order=None,
-               note=f"{why}; no smaller order qualifies either, so only the trivial bound 0 is reported")
-    return out
-
-
-def default_floor(n: int, *, bandwidth: float | None = None,
-                  relative_error: float | None = None) -> float:
-    r"""Default :math:`\tau`: the density level below which :math:`\hat q` is mostly noise.
-
-    The estimator's variance blows up where :math:`\hat q` is small and noisy,
-    and its bias :math:`D(p,q_\tau)-D(p,q)\le0` grows with :math:`\tau`.  We place
-    :math:`\tau` where the *relative* standard deviation of :math:`\hat q` is
-    ``relative_error`` (:math:`r`; default 0.4 for relative frequencies and
-    0.3 for the KDE, see :data:`FLOOR_RELATIVE_ERROR`):
-
-    * relative frequencies: :math:`\mathrm{sd}(\hat q(t))/q(t)\approx(nq)^{-1/2}`,
-      so :math:`\tau=1/(nr^2)`;
-    * Gaussian KDE: :math:`\mathrm{sd}(\hat q(t))/q(t)\approx(R(K)/(nhq))^{1/2}`
-      with :math:`R(K)=1/(2\sqrt\pi)`, so :math:`\tau=R(K)/(nhr^2)`.
-
-    **What this rule does, truthfully.**  Since :math:`\tau=R(K)/(nhr^2)`,
-    :math:`nh\tau=R(K)/r^2\approx3.13` at every :math:`n`: the relative
-    noise of :math:`\hat q` at the floor stays :math:`r` and does *not* vanish.
-    This is not the regime of Theorem 1 of Kutta et al. (:math:`\tau\to0`
-    with :math:`nh\tau\to\infty`, and their advice of :math:`\tau` "slightly
-    larger than :math:`h`", see :func:`paper_floor`); the resulting Jensen
-    bias of the plug-in is of the order of its standard error, and the
-    second-order correction of :func:`rdp_lower_bound` removes it.  The
-    validity of the defaults rests on the compendium's simulations (the
-    Section IV reproduction and the order-range study in the chapter on the
-    delta method), not on the paper's theorem.  :math:`r` itself was chosen
-    by those simulations (the chapter on tuning shows the sensitivity).
-    """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
-    if relative_error is None:
-        relative_error = FLOOR_RELATIVE_ERROR["discrete" if bandwidth is None else "continuous"]
-    r2 = as_positive_scalar(relative_error, "relative_error") ** 2
-    if bandwidth is None:
-        return 1.0 / (n * r2)
-    return _KERNEL_ROUGHNESS / (n * as_positive_scalar(bandwidth, "bandwidth") * r2)
-
-
-#: Exponent ratio b/a of the paper-regime floor: tau_std = h_std ** PAPER_FLOOR_EXPONENT.
-PAPER_FLOOR_EXPONENT = 0.9
-
-
-def paper_floor(bandwidth: float, scale: float) -> float:
-    r"""A floor in the paper's regime: :math:`\tau` "slightly larger than :math:`h`".
-
-    **Reconstruction.**  :math:`\tau` is a density level and :math:`h` a
-    length, so "larger than" needs units: we read it in the units of the
-    standardised outputs :math:`X/\hat s` (:math:`\hat s` the robust scale of
-    :func:`~renyi.density.robust_scale`), where the density level is
-    :math:`\tau\hat s` and the bandwidth :math:`h/\hat s`.  With
-    :math:`h\asymp n^{-a}` and :math:`\tau\asymp n^{-b}`, "slightly larger"
-    is :math:`b` slightly below :math:`a`; the reconstructed conditions of
-    Assumption 1 (KDE noise small against the floor, :math:`b<(1-a)/2`) hold
-    for the default :math:`a=0.35` when :math:`b<0.325`.  We take
-    :math:`b=0.9a=0.315`:
-
-    .. math::
-
-        \tau\hat s=(h/\hat s)^{0.9},\qquad nh\tau\asymp n^{1-a-b}\to\infty .
-
-    Parameters
-    ----------
-    bandwidth : float
-        :math:`h>0`.
-    scale : float
-        :math:`\hat s>0`, in the units of the outputs.
-
-    Returns
-    -------
-    float
-        :math:`\tau=(h/\hat s)^{0.9}/\hat s`.
-    """
-    h = as_positive_scalar(bandwidth, "bandwidth")
-    s_hat = as_positive_scalar(scale, "scale")
-    return (h / s_hat) ** PAPER_FLOOR_EXPONENT / s_hat
-
-
-# --------------------------------------------------------------- the bound
-
 def _infer_kind(a: np.ndarray, b: np.ndarray, discrete):
     def looks_discrete(arr):
         return arr.ndim == 2 or np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool
@@ -562,8 +221,8 @@ def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, 
         :func:`~renyi.density.default_bandwidth`, an undersmoothed rule
         :math:`1.06\,\hat s\,n^{-0.35}`.
     floor : float or "paper", optional
-        :math:`\tau>0`.  Default: :func:`default_floor`.  ``"paper"``
-        (continuous outputs only): :func:`paper_floor`, :math:`\tau` slightly
+        :math:`\tau>0`.  Default: :func:`~renyi.floor.default_floor`.  ``"paper"``
+        (continuous outputs only): :func:`~renyi.floor.paper_floor`, :math:`\tau` slightly
         larger than :math:`h` in standardised units, the regime of the paper's
         Theorem 1 as we reconstruct it.
     beta : float, optional
@@ -571,12 +230,12 @@ def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, 
         paper advises.
     bias_correction : bool, default True
         Centre the bound at :math:`D_\lambda(\hat p,\hat q_\tau)` minus its
-        estimated second-order bias (:func:`second_order_bias`, only ever
+        estimated second-order bias (:func:`~renyi.delta_method.second_order_bias`, only ever
         subtracted), an addition of this compendium.  ``False`` gives eq. (16)
         exactly as printed, which is anti-conservative under the default
         floor at large :math:`n`, for continuous and discrete outputs alike
         (coverage down to 0.02 in the Section IV sweep): with it, orders whose
-        estimated bias exceeds :data:`MAX_UNCORRECTED_BIAS` standard errors
+        estimated bias exceeds :data:`~renyi.delta_method.MAX_UNCORRECTED_BIAS` standard errors
         fall back as described below.
     direction : {"both", "forward", "reverse"}, default "both"
         Adjacency is symmetric, so :math:`\varepsilon(\lambda)\ge
@@ -599,7 +258,7 @@ def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, 
     -----
     The standard error generalises eq. (18) to unequal sample sizes:
     :math:`\mathrm{se}^2=\text{var}_p/n_p+\text{var}_q/n_q` (see
-    :func:`floored_estimate`), since the two samples are independent and
+    :func:`~renyi.delta_method.floored_estimate`), since the two samples are independent and
     each enters through its own influence function.  With
     :math:`n_p=n_q=n` it is exactly :math:`\hat\sigma_n^2/n`.
 
@@ -607,7 +266,7 @@ def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, 
     gives asymptotic validity of eq. (16) for floors
     :math:`\tau\to0` with :math:`nh\tau\to\infty` (and the smoothness
     conditions of the chapter on densities).  The *defaults* of this library
-    are not in that regime: :func:`default_floor` holds :math:`nh\tau`
+    are not in that regime: :func:`~renyi.floor.default_floor` holds :math:`nh\tau`
     constant, so the relative noise of :math:`\hat q` at the floor does not
     vanish, and the second-order bias correction compensates for the
     resulting Jensen bias.  Their validity rests on the compendium's
@@ -619,7 +278,7 @@ def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, 
     :math:`(\lambda-1)\,\mathrm{se}` to be small; at large orders the
     integral is dominated by a tail region with few samples and the
     approximation fails (the bound can exceed the truth).  When
-    :math:`(\lambda-1)\,\mathrm{se}>` :data:`MAX_LOG_SCALE_ERROR` the bound
+    :math:`(\lambda-1)\,\mathrm{se}>` :data:`~renyi.delta_method.MAX_LOG_SCALE_ERROR` the bound
     at the requested order is not reported.  Instead the largest order
     :math:`\lambda'=1+(\lambda-1)2^{-k/2}` that passes the rule is used: its
     bound is also a lower bound for :math:`D_\lambda`, since Rényi
@@ -665,7 +324,7 @@ class DensityFit:
         The KDE's :math:`h`.
     scale : float or None
         The robust scale :math:`\hat s` behind the default bandwidth and
-        :func:`paper_floor` (mean of the two samples' scales).
+        :func:`~renyi.floor.paper_floor` (mean of the two samples' scales).
     """
 
     p: np.ndarray

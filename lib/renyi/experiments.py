@@ -8,7 +8,7 @@ Two sweeps reproduce and extend Section IV of Kutta, Askin and Dunsche (2024):
     :math:`10^3` to :math:`10^7` per side, :math:`R=100` replicates per point,
     library defaults for :math:`(h,\tau,\beta)`.
     Each row also holds eq. (16) exactly as printed on the same samples
-    (``lower_eq16``), the paper-regime floor of :func:`renyi.audit.paper_floor`
+    (``lower_eq16``), the paper-regime floor of :func:`renyi.floor.paper_floor`
     with eq. (16) as printed (``lower_paper``, continuous outputs), and the
     default bound over both directions (``lower_both``).
 ``tuning``
@@ -23,7 +23,7 @@ Two sweeps reproduce and extend Section IV of Kutta, Askin and Dunsche (2024):
 ``floor_r``
     Randomized response and shuffled RR at :math:`n=10^4`–:math:`10^6`: the
     default bound for several values of the discrete floor constant
-    :math:`r` of :func:`renyi.audit.default_floor`.
+    :math:`r` of :func:`renyi.floor.default_floor`.
 
 Every task — one (sweep, case, n, block of replicates) — draws from its
 own stream ``SeedSequence(ROOT_SEED, spawn_key=task.key)``, a function of the

@@ -1,0 +1,122 @@
+r"""The softmax floor of Kutta, Askin and Dunsche (2024), eq. (13), its derivative (17), and the default floor.
+
+Step 2 of the pipeline in :mod:`renyi.audit`: the plug-in divides by :math:`\hat q`, so
+:math:`\hat q` is floored smoothly at :math:`\tau` before it is used.  Taught in the chapter
+*The floored softmax* (``book/part1``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy import special
+
+from ._validation import as_positive_scalar
+
+__all__ = ["softmax_floor", "softmax_derivative", "default_floor", "paper_floor", "FLOOR_RELATIVE_ERROR",
+           "PAPER_FLOOR_EXPONENT"]
+
+#: Relative standard deviation of q_hat at the floor level, by kind of output (default tuning).
+#: Chosen by simulation together with the second-order bias correction: lower floors make the
+#: plug-in biased upwards where q_hat is noisy, higher floors make the bound loose.
+FLOOR_RELATIVE_ERROR = {"continuous": 0.3, "discrete": 0.4}
+#: Roughness of the Gaussian kernel, R(K) = int K^2 = 1 / (2 sqrt(pi)).
+_KERNEL_ROUGHNESS = 1.0 / (2.0 * math.sqrt(math.pi))
+
+
+def softmax_floor(t, floor, beta):
+    r"""Smooth floor :math:`t_\tau=\beta^{-1}\log(e^{\beta t}+e^{\beta\tau})` (eq. 13).
+
+    Computed as :math:`\max(t,\tau)+\beta^{-1}\operatorname{log1p}(e^{-\beta|t-\tau|})`,
+    which never overflows.  It satisfies
+    :math:`\max(t,\tau)\le t_\tau\le\max(t,\tau)+\log 2/\beta`.
+    """
+    t = np.asarray(t, dtype=float)
+    return np.maximum(t, floor) + np.log1p(np.exp(-beta * np.abs(t - floor))) / beta
+
+
+def softmax_derivative(t, floor, beta):
+    r""":math:`\pi(t)=\partial_t t_\tau=e^{\beta t}/(e^{\beta t}+e^{\beta\tau})` (eq. 17), a logistic function."""
+    return special.expit(beta * (np.asarray(t, dtype=float) - floor))
+
+
+def default_floor(n: int, *, bandwidth: float | None = None,
+                  relative_error: float | None = None) -> float:
+    r"""Default :math:`\tau`: the density level below which :math:`\hat q` is mostly noise.
+
+    The estimator's variance blows up where :math:`\hat q` is small and noisy,
+    and its bias :math:`D(p,q_\tau)-D(p,q)\le0` grows with :math:`\tau`.  We place
+    :math:`\tau` where the *relative* standard deviation of :math:`\hat q` is
+    ``relative_error`` (:math:`r`; default 0.4 for relative frequencies and
+    0.3 for the KDE, see :data:`FLOOR_RELATIVE_ERROR`):
+
+    * relative frequencies: :math:`\mathrm{sd}(\hat q(t))/q(t)\approx(nq)^{-1/2}`,
+      so :math:`\tau=1/(nr^2)`;
+    * Gaussian KDE: :math:`\mathrm{sd}(\hat q(t))/q(t)\approx(R(K)/(nhq))^{1/2}`
+      with :math:`R(K)=1/(2\sqrt\pi)`, so :math:`\tau=R(K)/(nhr^2)`.
+
+    **What this rule does, truthfully.**  Since :math:`\tau=R(K)/(nhr^2)`,
+    :math:`nh\tau=R(K)/r^2\approx3.13` at every :math:`n`: the relative
+    noise of :math:`\hat q` at the floor stays :math:`r` and does *not* vanish.
+    This is not the regime of Theorem 1 of Kutta et al. (:math:`\tau\to0`
+    with :math:`nh\tau\to\infty`, and their advice of :math:`\tau` "slightly
+    larger than :math:`h`", see :func:`paper_floor`); the resulting Jensen
+    bias of the plug-in is of the order of its standard error, and the
+    second-order correction of :func:`~renyi.audit.rdp_lower_bound` removes it.  The
+    validity of the defaults rests on the compendium's simulations (the
+    Section IV reproduction and the order-range study in the chapter on the
+    delta method), not on the paper's theorem.  :math:`r` itself was chosen
+    by those simulations (the chapter on tuning shows the sensitivity).
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if relative_error is None:
+        relative_error = FLOOR_RELATIVE_ERROR["discrete" if bandwidth is None else "continuous"]
+    r2 = as_positive_scalar(relative_error, "relative_error") ** 2
+    if bandwidth is None:
+        return 1.0 / (n * r2)
+    return _KERNEL_ROUGHNESS / (n * as_positive_scalar(bandwidth, "bandwidth") * r2)
+
+
+#: Exponent ratio b/a of the paper-regime floor: tau_std = h_std ** PAPER_FLOOR_EXPONENT.
+PAPER_FLOOR_EXPONENT = 0.9
+
+
+def paper_floor(bandwidth: float, scale: float) -> float:
+    r"""A floor in the paper's regime: :math:`\tau` "slightly larger than :math:`h`".
+
+    **Reconstruction.**  :math:`\tau` is a density level and :math:`h` a
+    length, so "larger than" needs units: we read it in the units of the
+    standardised outputs :math:`X/\hat s` (:math:`\hat s` the robust scale of
+    :func:`~renyi.density.robust_scale`), where the density level is
+    :math:`\tau\hat s` and the bandwidth :math:`h/\hat s`.  With
+    :math:`h\asymp n^{-a}` and :math:`\tau\asymp n^{-b}`, "slightly larger"
+    is :math:`b` slightly below :math:`a`; the reconstructed conditions of
+    Assumption 1 (KDE noise small against the floor, :math:`b<(1-a)/2`) hold
+    for the default :math:`a=0.35` when :math:`b<0.325`.  We take
+    :math:`b=0.9a=0.315`:
+
+    .. math::
+
+        \tau\hat s=(h/\hat s)^{0.9},\qquad nh\tau\asymp n^{1-a-b}\to\infty .
+
+    Parameters
+    ----------
+    bandwidth : float
+        :math:`h>0`.
+    scale : float
+        :math:`\hat s>0`, in the units of the outputs.
+
+    Returns
+    -------
+    float
+        :math:`\tau=(h/\hat s)^{0.9}/\hat s`.
+    """
+    h = as_positive_scalar(bandwidth, "bandwidth")
+    s_hat = as_positive_scalar(scale, "scale")
+    return (h / s_hat) ** PAPER_FLOOR_EXPONENT / s_hat
+
+
+# --------------------------------------------------------------- the bound
