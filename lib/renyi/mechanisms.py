@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 from scipy import special, stats
@@ -119,7 +120,29 @@ class Mechanism:
 # ------------------------------------------------------------------ additive
 
 @dataclass(frozen=True)
-class LaplaceMechanism(Mechanism):
+class _AdditiveMechanism(Mechanism):
+    """Sum query plus i.i.d. noise of scale :math:`b`: the Laplace and Gaussian mechanisms."""
+
+    scale: float = 5.0
+    _key: ClassVar[str] = ""
+    _noise: ClassVar[str] = ""        # the numpy Generator method that draws the noise
+    _law: ClassVar[object] = None     # the scipy.stats family of the output
+
+    def __post_init__(self):
+        object.__setattr__(self, "scale", as_positive_scalar(self.scale, "scale"))
+        object.__setattr__(self, "name", self._key)
+
+    def sample(self, database, n, rng):
+        x, n, rng = _check_database(database), _check_n(n), _check_rng(rng)
+        return x.sum() + getattr(rng, self._noise)(0.0, self.scale, size=n)
+
+    def logpdf(self, database):
+        """Exact log-density of the output (used for quadrature checks)."""
+        return self._law(float(np.sum(database)), self.scale).logpdf
+
+
+@dataclass(frozen=True)
+class LaplaceMechanism(_AdditiveMechanism):
     r"""Sum query plus Laplace noise: :math:`A(x)=\sum_i x_i+Y`, :math:`Y\sim\mathrm{Lap}(0,b)`.
 
     The sum has sensitivity :math:`\triangle_S=1` on :math:`[0,1]^m`, so for
@@ -131,43 +154,24 @@ class LaplaceMechanism(Mechanism):
         +\frac{\lambda-1}{2\lambda-1}e^{-\lambda/b}\Big\}.
     """
 
-    scale: float = 5.0
-
-    def __post_init__(self):
-        object.__setattr__(self, "scale", as_positive_scalar(self.scale, "scale"))
-        object.__setattr__(self, "name", "laplace")
-
-    def sample(self, database, n, rng):
-        x, n, rng = _check_database(database), _check_n(n), _check_rng(rng)
-        return x.sum() + rng.laplace(0.0, self.scale, size=n)
+    _key: ClassVar[str] = "laplace"
+    _noise: ClassVar[str] = "laplace"
+    _law: ClassVar[object] = stats.laplace
 
     def target(self, order):
         return laplace_renyi(1.0, 0.0, self.scale, _target_order(order))
 
-    def logpdf(self, database):
-        """Exact log-density of the output (used for quadrature checks)."""
-        return stats.laplace(float(np.sum(database)), self.scale).logpdf
-
 
 @dataclass(frozen=True)
-class GaussianMechanism(Mechanism):
+class GaussianMechanism(_AdditiveMechanism):
     r"""Sum query plus Gaussian noise :math:`\mathcal N(0,b^2)`; :math:`\varepsilon(\lambda)=\lambda/(2b^2)`."""
 
-    scale: float = 5.0
-
-    def __post_init__(self):
-        object.__setattr__(self, "scale", as_positive_scalar(self.scale, "scale"))
-        object.__setattr__(self, "name", "gaussian")
-
-    def sample(self, database, n, rng):
-        x, n, rng = _check_database(database), _check_n(n), _check_rng(rng)
-        return x.sum() + rng.normal(0.0, self.scale, size=n)
+    _key: ClassVar[str] = "gaussian"
+    _noise: ClassVar[str] = "normal"
+    _law: ClassVar[object] = stats.norm
 
     def target(self, order):
         return gaussian_renyi(1.0, self.scale, 0.0, self.scale, _target_order(order))
-
-    def logpdf(self, database):
-        return stats.norm(float(np.sum(database)), self.scale).logpdf
 
 
 # --------------------------------------------------------------- subsampled
