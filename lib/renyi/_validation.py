@@ -113,3 +113,16 @@ def as_probability(value, name: str) -> float:
     if not 0.0 < x < 1.0:
         raise ValueError(f"{name} must lie strictly between 0 and 1, got {x!r}")
     return x
+
+
+def as_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """An integer (Python or NumPy, never bool) in ``[minimum, maximum]``, as a Python ``int``."""
+    ok = not isinstance(value, bool) and isinstance(value, (numbers.Integral, np.integer))
+    ok = ok and value >= minimum and (maximum is None or value <= maximum)
+    if not ok:
+        if maximum is not None:
+            wanted = f"an integer from {minimum} to {maximum}"
+        else:
+            wanted = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
+        raise ValueError(f"{name} must be {wanted}, got {value!r}")
+    return int(value)

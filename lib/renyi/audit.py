@@ -17,14 +17,13 @@ the samples from a mechanism first.  Several orders share one density fit.
 from __future__ import annotations
 
 import math
-import numbers
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from scipy import special
 
-from ._validation import as_orders, as_positive_scalar, as_probability
+from ._validation import as_int, as_orders, as_positive_scalar, as_probability
 from .delta_method import (MAX_LOG_SCALE_ERROR, MAX_UNCORRECTED_BIAS, NEAR_ONE, _fallback_orders,  # noqa: F401
                            _one_direction, _Plugin, _reliable, bound_from_densities, floored_estimate,
                            second_order_bias)
@@ -530,8 +529,7 @@ def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_op
     else:
         n_p = n_q = n
     for name, value in (("n", n_p), ("n", n_q)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 2:
-            raise ValueError(f"{name} must be an integer >= 2, got {value!r}")
+        as_int(value, name, minimum=2)
     if "discrete" not in estimator_options and hasattr(mechanism, "discrete"):
         estimator_options["discrete"] = bool(mechanism.discrete)
     rng_p, rng_q = rng.spawn(2) if rng is not None else (None, None)

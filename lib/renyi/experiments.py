@@ -66,6 +66,7 @@ import numpy as np
 
 from scipy import stats
 
+from ._validation import as_int
 from .audit import DensityFit, bound_from_densities, bounds_from_fit, default_floor, fit_densities, paper_floor
 from .mechanisms import ADJACENT_PAIR, MECHANISMS
 
@@ -473,9 +474,8 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
     unknown = [s for s in sweeps if s not in SWEEPS]
     if unknown or not sweeps:
         raise ValueError(f"unknown or no sweeps {unknown or sweeps!r}; choose from {', '.join(SWEEPS)}")
-    if replicates is not None and (isinstance(replicates, bool) or not isinstance(replicates, int)
-                                   or replicates < 1):
-        raise ValueError(f"replicates must be a positive integer, got {replicates!r}")
+    if replicates is not None:
+        as_int(replicates, "replicates")
     all_tasks = {s: tasks_for(s, sizes=sizes, mechanisms=mechanisms, replicates=replicates) for s in sweeps}
     empty = [s for s, tasks in all_tasks.items() if not tasks]
     if empty:

@@ -8,12 +8,11 @@ Step 2 of the pipeline in :mod:`renyi.audit`: the plug-in divides by :math:`\hat
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 from scipy import special
 
-from ._validation import as_positive_scalar
+from ._validation import as_int, as_positive_scalar
 
 __all__ = ["softmax_floor", "softmax_derivative", "default_floor", "paper_floor", "FLOOR_RELATIVE_ERROR",
            "PAPER_FLOOR_EXPONENT"]
@@ -70,8 +69,7 @@ def default_floor(n: int, *, bandwidth: float | None = None,
     delta method), not on the paper's theorem.  :math:`r` itself was chosen
     by those simulations (the chapter on tuning shows the sensitivity).
     """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    n = as_int(n, "n")
     if relative_error is None:
         relative_error = FLOOR_RELATIVE_ERROR["discrete" if bandwidth is None else "continuous"]
     r2 = as_positive_scalar(relative_error, "relative_error") ** 2

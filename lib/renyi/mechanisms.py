@@ -26,7 +26,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import special, stats
 
-from ._validation import as_order, as_positive_scalar, as_probability, as_real_array
+from ._validation import as_int, as_order, as_positive_scalar, as_probability, as_real_array
 from .divergence import gaussian_renyi, laplace_renyi, renyi_divergence
 
 __all__ = [
@@ -401,8 +401,7 @@ class ShuffledRandomizedResponse(Mechanism):
 
     def __post_init__(self):
         object.__setattr__(self, "eps0", as_positive_scalar(self.eps0, "eps0"))
-        if isinstance(self.m, bool) or not isinstance(self.m, (int, np.integer)) or self.m < 1:
-            raise ValueError(f"m must be a positive integer, got {self.m!r}")
+        as_int(self.m, "m")
         object.__setattr__(self, "name", "shuffled_randomized_response")
         object.__setattr__(self, "discrete", True)
 
@@ -475,8 +474,7 @@ class NoisyGradientDescent(Mechanism):
             raise ValueError(f"eta must lie in (0, 1) for a contraction, got {eta!r}")
         object.__setattr__(self, "eta", eta)
         object.__setattr__(self, "scale", as_positive_scalar(self.scale, "scale"))
-        if isinstance(self.steps, bool) or not isinstance(self.steps, (int, np.integer)) or self.steps < 1:
-            raise ValueError(f"steps must be a positive integer, got {self.steps!r}")
+        as_int(self.steps, "steps")
         object.__setattr__(self, "name", "noisy_gradient_descent")
 
     def sample(self, database, n, rng):

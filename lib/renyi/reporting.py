@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from ._validation import as_positive_scalar, as_real_scalar
+from ._validation import as_int, as_positive_scalar, as_real_scalar
 
 __all__ = ["significant", "format_roundoff", "roundoff_ceiling", "ROUNDOFF"]
 
@@ -49,8 +49,7 @@ def significant(value, digits: int = 6) -> float:
     >>> significant(6.152746064461407e-07, 3)
     6.15e-07
     """
-    if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 15:
-        raise ValueError(f"digits must be an integer from 1 to 15, got {digits!r}")
+    digits = as_int(digits, "digits", maximum=15)
     x = as_real_scalar(value, "value")
     if x == 0.0:
         return 0.0

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_positive_scalar, as_real_array
+from ._validation import as_int, as_positive_scalar, as_real_array
 
 __all__ = ["l2_modulus", "laplace_derivative", "gaussian_derivative", "holder_exponent",
            "laplace_modulus_closed_form"]
@@ -69,8 +69,7 @@ def gaussian_derivative(scale: float = 1.0, order: int = 1):
     from numpy.polynomial.hermite_e import hermeval
 
     b = as_positive_scalar(scale, "scale")
-    if isinstance(order, bool) or not isinstance(order, int) or order < 0:
-        raise ValueError(f"order must be a non-negative integer, got {order!r}")
+    order = as_int(order, "order", minimum=0)
     coef = np.zeros(order + 1)
     coef[-1] = 1.0
     # d^k/dt^k phi(t/b)/b = (-1)^k He_k(t/b) phi(t/b) / b^{k+1}

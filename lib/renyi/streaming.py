@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from ._validation import as_positive_scalar
+from ._validation import as_int, as_positive_scalar
 from .audit import DensityFit
 from .density import _CHUNK, _linear_bin, _smooth_counts, robust_scale
 
@@ -35,8 +35,7 @@ def array_chunks(array, chunk: int = 10_000_000) -> Callable[[], Iterable[np.nda
     arr = np.asarray(array) if not isinstance(array, np.memmap) else array
     if arr.ndim != 1:
         raise ValueError(f"chunked audits take 1-D continuous outputs, got shape {arr.shape}")
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    chunk = as_int(chunk, "chunk")
     return lambda: (np.asarray(arr[i:i + chunk], dtype=float) for i in range(0, arr.shape[0], chunk))
 
 

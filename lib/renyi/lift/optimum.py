@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg, optimize
 
-from .._validation import as_real_scalar
+from .._validation import as_int, as_real_scalar
 from .certificate import certificate
 from .channels import LiftMechanism, _build
 from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
@@ -580,8 +580,7 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
         time_limit = as_real_scalar(time_limit, "time_limit")
         if time_limit <= 0:
             raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit!r}")
-    if isinstance(max_cones, bool) or not isinstance(max_cones, (int, np.integer)) or max_cones < 1:
-        raise ValueError(f"max_cones must be a positive integer, got {max_cones!r}")
+    max_cones = as_int(max_cones, "max_cones")
     started = time.perf_counter()
 
     def out_of_time():
