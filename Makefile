@@ -54,8 +54,9 @@ book-fresh: $(STAMP)  ## rebuild from scratch (needed after changes in lib/ or d
 	$(BIN)/jupyter-book clean --all .
 	$(MAKE) book
 
-unit: $(TESTSTAMP)  ## library unit, property and data tests (with the optional dask extra)
+unit: $(TESTSTAMP)  ## library unit, property and data tests (with the optional dask extra), then the doctests
 	RENYI_REQUIRE_OPTIONAL=1 $(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --doctest-modules lib/renyi
 
 nbval: $(STAMP)  ## re-run every chapter and compare with its stored outputs
 	$(NBVAL) book

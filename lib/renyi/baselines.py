@@ -21,7 +21,18 @@ __all__ = ["naive_plugin", "hard_floor_plugin", "histogram_renyi"]
 
 
 def naive_plugin(p_hat, q_hat, order, dx=1.0) -> float:
-    r""":math:`D_\lambda(\hat p,\hat q)`; ``inf`` where :math:`\hat q=0<\hat p`."""
+    r""":math:`D_\lambda(\hat p,\hat q)`; ``inf`` where :math:`\hat q=0<\hat p`.
+
+    Parameters
+    ----------
+    p_hat, q_hat : array_like
+    order : float
+    dx : float, default 1
+
+    Returns
+    -------
+    float
+    """
     lam = as_order(order, minimum=1.0, allow_inf=False)
     p, q = np.asarray(p_hat, float), np.asarray(q_hat, float)
     if np.any((p > 0) & (q <= 0)):
@@ -31,7 +42,20 @@ def naive_plugin(p_hat, q_hat, order, dx=1.0) -> float:
 
 
 def hard_floor_plugin(p_hat, q_hat, order, floor, dx=1.0) -> float:
-    r""":math:`D_\lambda(\hat p,\max(\hat q,\tau))` (eq. 11 of Kutta et al.)."""
+    r""":math:`D_\lambda(\hat p,\max(\hat q,\tau))` (eq. 11 of Kutta et al.).
+
+    Parameters
+    ----------
+    p_hat, q_hat : array_like
+    order : float
+    floor : float
+        :math:`\tau>0`.
+    dx : float, default 1
+
+    Returns
+    -------
+    float
+    """
     tau = as_positive_scalar(floor, "floor")
     return naive_plugin(p_hat, np.maximum(np.asarray(q_hat, float), tau), order, dx)
 
@@ -42,6 +66,18 @@ def histogram_renyi(samples_p, samples_q, order, bins: int = 50, range_=None) ->
     Follows the histogram estimator of Gorla et al. (2022), which assumes
     densities bounded away from zero on a known interval.  Returning ``nan``
     (instead of ``inf``) marks the failure mode the floor was invented for.
+
+    Parameters
+    ----------
+    samples_p, samples_q : array_like, 1-D
+    order : float
+    bins : int, default 50
+    range_ : (float, float), optional
+        Histogram range; default the range of both samples.
+
+    Returns
+    -------
+    float
     """
     lam = as_order(order, minimum=1.0, allow_inf=False)
     a = as_real_array(samples_p, "samples_p", ndim=1)

@@ -18,6 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+__all__ = ["load_leakage", "load_prior", "build_model", "write_channel", "design", "print_report", "run",
+           "add_parser", "DesignError", "MAX_OPTIMUM_Y"]
+
 #: The certified optimum's branch and bound is practical up to about this many values of Y.
 MAX_OPTIMUM_Y = 30
 #: Column sums and prior sums may be off by this much (decimal files); they are then renormalised.
@@ -74,7 +77,17 @@ def _read_table(path: str, name: str) -> np.ndarray:
 
 
 def load_leakage(path: str, *, transpose: bool = False) -> np.ndarray:
-    """The leakage matrix A = P_{X|Y} from a file: rows x, columns y, each column a distribution."""
+    """The leakage matrix A = P_{X|Y} from a file: rows x, columns y, each column a distribution.
+
+    Parameters
+    ----------
+    path : str
+    transpose : bool, default False
+
+    Returns
+    -------
+    ndarray, shape (n_x, n_y)
+    """
     a = _read_table(path, "--leakage")
     if a.ndim != 2 or min(a.shape) < 2:
         raise DesignError(f"--leakage: expected a matrix with at least 2 rows and 2 columns, got shape {a.shape}")
@@ -94,7 +107,19 @@ def load_leakage(path: str, *, transpose: bool = False) -> np.ndarray:
 
 
 def load_prior(text: str, option: str) -> np.ndarray:
-    """A prior given inline ('0.2,0.3,0.5') or as a file."""
+    """A prior given inline ('0.2,0.3,0.5') or as a file.
+
+    Parameters
+    ----------
+    text : str
+        Comma-separated probabilities, or a file name.
+    option : str
+        The option's name, for messages.
+
+    Returns
+    -------
+    ndarray
+    """
     try:
         prior = np.array([float(v) for v in text.replace(";", ",").split(",") if v.strip()])
     except ValueError:
@@ -111,7 +136,19 @@ def load_prior(text: str, option: str) -> np.ndarray:
 
 
 def build_model(a, prior, prior_of):
-    """A LeakageModel when Theorem 1 applies (square, invertible A), else a GeneralLeakageModel."""
+    """A LeakageModel when Theorem 1 applies (square, invertible A), else a GeneralLeakageModel.
+
+    Parameters
+    ----------
+    a : ndarray
+        The leakage matrix.
+    prior : ndarray
+    prior_of : {"x", "y"}
+
+    Returns
+    -------
+    LeakageModel or GeneralLeakageModel
+    """
     from .lift import GeneralLeakageModel, LeakageModel
 
     n_x, n_y = a.shape
@@ -135,6 +172,19 @@ def build_model(a, prior, prior_of):
 
 
 def write_channel(path: str, channel: np.ndarray, header: str) -> None:
+    """Write the channel P_(U|Y) to a file, rows u and columns y.
+
+    Parameters
+    ----------
+    path : str
+        ``.csv``/``.txt`` (17 significant digits, with a header) or ``.npy``.
+    channel : ndarray
+    header : str
+
+    Returns
+    -------
+    None
+    """
     file = Path(path)
     if file.suffix == ".npy":
         np.save(file, channel)
@@ -146,7 +196,17 @@ def write_channel(path: str, channel: np.ndarray, header: str) -> None:
 
 
 def design(args) -> dict:
-    """Run the design command and return everything it reports (the JSON form)."""
+    """Run the design command and return everything it reports (the JSON form).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options of ``python -m renyi design``.
+
+    Returns
+    -------
+    dict
+    """
     from .divergence import alpha_lift
     from .lift import (LeakageModel, asymmetric_mechanism, certificate, directional_mechanism, epsilon_max,
                        global_optimum)
@@ -205,6 +265,17 @@ def design(args) -> dict:
 
 
 def print_report(r: dict) -> None:
+    """Print the human-readable summary of :func:`design`.
+
+    Parameters
+    ----------
+    r : dict
+        The result of :func:`design`.
+
+    Returns
+    -------
+    None
+    """
     print(f"leakage: |X| = {r['n_x']}, |Y| = {r['n_y']}; P_Y = "
           + np.array2string(np.array(r["p_y"]), precision=6, separator=", "))
     print(f"budget: order alpha = {r['order']:g}, eps = {r['eps']:g} (every alpha-lift <= e^eps = "
@@ -234,6 +305,17 @@ def print_report(r: dict) -> None:
 
 
 def run(args) -> int:
+    """The ``design`` command: run it, print the summary or JSON, return the exit status.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+
+    Returns
+    -------
+    int
+        0, or 1 if the written channel fails its check.
+    """
     report = design(args)
     if args.json:
         json.dump(report, sys.stdout, indent=2, allow_nan=False)
@@ -244,6 +326,18 @@ def run(args) -> int:
 
 
 def add_parser(sub, number) -> None:
+    """Register the ``design`` subcommand on the ``python -m renyi`` parser.
+
+    Parameters
+    ----------
+    sub : argparse subparsers
+    number : callable
+        The type of numeric options.
+
+    Returns
+    -------
+    None
+    """
     d = sub.add_parser("design", help="design an alpha-lift mechanism for a leakage matrix (Part II)",
                        description="An alpha-lift mechanism with chi^2 utility for your leakage matrix P_{X|Y} "
                                    "(Zamani, Zarrabian, Sadeghi and Skoglund, 2026).",

@@ -133,6 +133,26 @@ def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
     :math:`g_2=(1-\lambda)\hat p^\lambda\hat q_\tau^{-\lambda}\pi(\hat q)` under :math:`q`,
     divided by :math:`((\lambda-1)F)^2`.  All integrals are ``logsumexp`` sums
     times ``dx`` (1 for pmfs), so large orders are safe.
+
+    Parameters
+    ----------
+    p_hat, q_hat : array_like
+        Density estimates on a common grid (or pmfs).
+    order : float
+        :math:`\lambda>1`.
+    floor, beta : float
+        :math:`\tau` and :math:`\beta` of eq. (13).
+    dx : float, default 1
+        Grid spacing (1 for pmfs).
+
+    Returns
+    -------
+    tuple of float
+        ``(estimate, var_p, var_q)``.
+
+    References
+    ----------
+    :cite:t:`kutta2024lower`, eqs. (16)–(18).
     """
     estimate, var_p, var_q, _ = _Plugin(p_hat, q_hat, floor, beta, dx).moments(float(order))
     return estimate, var_p, var_q
@@ -190,6 +210,27 @@ def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_fac
     Returns the whole approximation, both terms.  ``std_error`` is the
     :math:`\mathrm{se}` of the second term; ``None`` computes it with
     :func:`floored_estimate`.
+
+    Parameters
+    ----------
+    p_hat, q_hat : array_like
+        Density estimates on a common grid (or pmfs).
+    order : float
+        :math:`\lambda>1`.
+    floor, beta : float
+        :math:`\tau` and :math:`\beta` of eq. (13).
+    dx : float
+        Grid spacing (1 for pmfs).
+    n_p, n_q : int
+        Sample sizes.
+    kernel_factor : float, default 1
+        :math:`R(K)/h` for a KDE (pointwise variance :math:`\approx R(K)p/(nh)`), 1 for frequencies.
+    std_error : float, optional
+        The delta-method standard error; computed if not given.
+
+    Returns
+    -------
+    float
     """
     lam = float(order)
     plugin = _Plugin(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor)
@@ -215,6 +256,29 @@ def bound_from_densities(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, *, band
     and would raise the centre; it is large exactly where the normal
     approximation of :math:`\log\hat F` fails, so it is not applied.  This
     function applies no reliability rule; :func:`~renyi.audit.rdp_lower_bound` does.
+
+    Parameters
+    ----------
+    p_hat, q_hat : array_like
+        Density estimates on a common grid (or pmfs).
+    order : float
+        :math:`\lambda>1`.
+    floor, beta : float
+        :math:`\tau` and :math:`\beta` of eq. (13).
+    dx : float
+        Grid spacing (1 for pmfs).
+    n_p, n_q : int
+        Sample sizes.
+    bandwidth : float, optional
+        The KDE bandwidth (``None``: discrete).
+    alpha : float, default 0.05
+        One-sided error level.
+    bias_correction : bool, default True
+
+    Returns
+    -------
+    tuple of float
+        ``(estimate, std_error, bias, lower)``.
     """
     alpha = as_probability(alpha, "alpha")
     kernel_factor = 1.0 if bandwidth is None else _KERNEL_ROUGHNESS / bandwidth

@@ -210,7 +210,16 @@ def _strided(x: np.ndarray, limit: int = 1 << 18) -> np.ndarray:
 
 
 def robust_scale(samples) -> float:
-    r""":math:`\min(\hat\sigma, \mathrm{IQR}/1.349)`, the scale used by normal-reference rules."""
+    r""":math:`\min(\hat\sigma, \mathrm{IQR}/1.349)`, the scale used by normal-reference rules.
+
+    Parameters
+    ----------
+    samples : array_like, 1-D
+
+    Returns
+    -------
+    float
+    """
     x = as_real_array(samples, "samples", ndim=1)
     sd = float(np.std(x, ddof=1)) if x.size > 1 else 0.0
     q75, q25 = np.percentile(x, [75, 25])
@@ -222,7 +231,16 @@ def robust_scale(samples) -> float:
 
 
 def silverman_bandwidth(samples) -> float:
-    r"""Silverman's rule :math:`0.9\,\min(\hat\sigma,\mathrm{IQR}/1.349)\,n^{-1/5}` (statsmodels)."""
+    r"""Silverman's rule :math:`0.9\,\min(\hat\sigma,\mathrm{IQR}/1.349)\,n^{-1/5}` (statsmodels).
+
+    Parameters
+    ----------
+    samples : array_like, 1-D
+
+    Returns
+    -------
+    float
+    """
     x = as_real_array(samples, "samples", ndim=1)
     robust_scale(x)  # raises on zero spread
     from statsmodels.nonparametric import bandwidths  # imported here: it costs 0.4 s at start-up
@@ -230,7 +248,16 @@ def silverman_bandwidth(samples) -> float:
 
 
 def scott_bandwidth(samples) -> float:
-    r"""Scott's rule :math:`1.059\,\min(\hat\sigma,\mathrm{IQR}/1.349)\,n^{-1/5}` (statsmodels)."""
+    r"""Scott's rule :math:`1.059\,\min(\hat\sigma,\mathrm{IQR}/1.349)\,n^{-1/5}` (statsmodels).
+
+    Parameters
+    ----------
+    samples : array_like, 1-D
+
+    Returns
+    -------
+    float
+    """
     x = as_real_array(samples, "samples", ndim=1)
     robust_scale(x)
     from statsmodels.nonparametric import bandwidths
@@ -255,6 +282,10 @@ def undersmoothed_bandwidth(samples, *, rate: float = 0.35, constant: float = 1.
         The exponent :math:`a`, in (0, 1).
     constant : float, default 1.06
         The constant :math:`c` (1.06 is the normal-reference constant).
+
+    Returns
+    -------
+    float
     """
     x = as_real_array(samples, "samples", ndim=1)
     rate = as_positive_scalar(rate, "rate")
@@ -271,6 +302,18 @@ def default_bandwidth(samples_p, samples_q, *, rate: float = 0.35, constant: flo
     Beyond :math:`2^{18}` points the scale is computed on an evenly strided
     subsample of :math:`2^{18}` points, which changes :math:`h` by about
     0.1 % and saves most of the cost of the quantiles.
+
+    Parameters
+    ----------
+    samples_p, samples_q : array_like, 1-D
+        The two samples (their robust scales are averaged).
+    rate : float, default 0.35
+        :math:`h\propto n^{-\text{rate}}`.
+    constant : float, default 1.06
+
+    Returns
+    -------
+    float
     """
     xp = as_real_array(samples_p, "samples_p", ndim=1)
     xq = as_real_array(samples_q, "samples_q", ndim=1)
@@ -506,6 +549,19 @@ def direct_kde(samples, bandwidth, points) -> np.ndarray:
 
     Slow but exact to round-off at every point, far tails included; used to
     validate :func:`kde_on_grid`.
+
+    Parameters
+    ----------
+    samples : array_like, 1-D
+    bandwidth : float
+        :math:`h>0`.
+    points : array_like, 1-D
+        Where to evaluate the density.
+
+    Returns
+    -------
+    ndarray
+        The density at ``points``.
     """
     x = as_real_array(samples, "samples", ndim=1)
     t = as_real_array(points, "points", ndim=1)

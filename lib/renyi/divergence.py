@@ -69,6 +69,17 @@ def log_integral(log_f: np.ndarray, dx: float | None = None) -> float:
     This is the single quadrature rule of the library: a Riemann sum on an
     equispaced grid (exact for pmfs, and spectrally accurate for smooth
     densities that vanish at the grid ends).  ``-inf`` entries are zeros.
+
+    Parameters
+    ----------
+    log_f : ndarray
+        Logs of the integrand on the grid (``-inf`` for zeros).
+    dx : float, optional
+        Grid spacing; ``None`` for a sum (pmfs).
+
+    Returns
+    -------
+    float
     """
     log_f = np.asarray(log_f, dtype=float)
     if log_f.size == 0 or np.all(log_f == -np.inf):
@@ -212,6 +223,22 @@ def gaussian_renyi(mu_p, sigma_p, mu_q, sigma_q, order) -> float:
     scales :math:`\sigma` it reduces to :math:`\lambda(\mu_p-\mu_q)^2/(2\sigma^2)`,
     the Gaussian mechanism's :math:`\varepsilon(\lambda)` (Mironov 2017).
     ``order=1`` gives KL and ``order=inf`` the max-divergence.
+
+    Parameters
+    ----------
+    mu_p, sigma_p, mu_q, sigma_q : float
+        Means and standard deviations (> 0) of the two normal laws.
+    order : float
+        :math:`\lambda>0` (1 is KL, ``inf`` the max-divergence).
+
+    Returns
+    -------
+    float
+        ``inf`` where the integral diverges.
+
+    References
+    ----------
+    :cite:t:`gil2013renyi`.
     """
     lam = as_order(order, "order")
     mp, mq = as_real_scalar(mu_p, "mu_p"), as_real_scalar(mu_q, "mu_q")
@@ -252,6 +279,23 @@ def laplace_renyi(mu_p, mu_q, scale, order) -> float:
     (:math:`\int\sqrt{pq}=e^{-d/2}(1+d/2)`); ``order=1`` gives
     :math:`d+e^{-d}-1` and ``order=inf`` gives :math:`d`.  The expression is
     evaluated in log space, so large orders are exact.
+
+    Parameters
+    ----------
+    mu_p, mu_q : float
+        Locations of the two Laplace laws.
+    scale : float
+        Their common scale :math:`b>0`.
+    order : float
+        :math:`\lambda>0` (1 is KL, ``inf`` the max-divergence).
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    :cite:t:`mironov2017renyi`, Table II.
     """
     lam = as_order(order, "order")
     d = abs(as_real_scalar(mu_p, "mu_p") - as_real_scalar(mu_q, "mu_q"))
@@ -349,6 +393,18 @@ def renyi_from_lift(lift, order):
     At :math:`\alpha=\infty` it is :math:`\log` of the max-lift.  Hence the
     constraint :math:`\mathcal L^\alpha\le e^\epsilon` is equivalent to
     :math:`D_\alpha\le\alpha\epsilon/(\alpha-1)`.
+
+    Parameters
+    ----------
+    lift : float or array_like
+        α-lift values :math:`\mathcal L^\alpha(X\to u)>0`.
+    order : float
+        :math:`\alpha>1`.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\frac{\alpha}{\alpha-1}\log\mathcal L^\alpha`.
     """
     alpha = as_order(order, "order", minimum=1.0)
     arr = np.asarray(lift, dtype=float)

@@ -128,7 +128,18 @@ FIELDS = {
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of work: a block of replicates for one case (mechanism) and sample size."""
+    """One unit of work: a block of replicates for one case (mechanism) and sample size.
+
+    Attributes
+    ----------
+    sweep, mechanism : str
+    n : int
+        Samples per database.
+    block : int
+        Index of the block of replicates.
+    replicates : tuple of int
+        The replicate ids of the block.
+    """
 
     sweep: str
     mechanism: str
@@ -149,7 +160,21 @@ class Task:
 
 
 def tasks_for(sweep: str, *, sizes=None, mechanisms=None, replicates=None) -> list[Task]:
-    """The tasks of a sweep, optionally restricted (the restriction keeps each task's seed)."""
+    """The tasks of a sweep, optionally restricted (the restriction keeps each task's seed).
+
+    Parameters
+    ----------
+    sweep : str
+        A key of :data:`SWEEPS`.
+    sizes, mechanisms : sequence, optional
+        Restrict the sweep (a smaller, quicker run).
+    replicates : int, optional
+        Replicates per point (default: the sweep's).
+
+    Returns
+    -------
+    list of Task
+    """
     spec = SWEEPS[sweep]
     reps = spec["replicates"] if replicates is None else replicates
     out = []
@@ -178,7 +203,17 @@ def _case(name: str):
 
 
 def run_task(task: Task) -> list[dict]:
-    """Run one task and return its rows (deterministic given the task)."""
+    """Run one task and return its rows (deterministic given the task).
+
+    Parameters
+    ----------
+    task : Task
+
+    Returns
+    -------
+    list of dict
+        One row per replicate, order (and tuning) of the task.
+    """
     spec = SWEEPS[task.sweep]
     mech, db_q, target = _case(task.mechanism)
     x = ADJACENT_PAIR[0]
@@ -312,7 +347,16 @@ def _parse(key, value):
 
 
 def read_rows(path) -> list[dict]:
-    """Read a sweep CSV back into dicts of Python numbers (and strings for names)."""
+    """Read a sweep CSV back into dicts of Python numbers (and strings for names).
+
+    Parameters
+    ----------
+    path : str or Path
+
+    Returns
+    -------
+    list of dict
+    """
     with open(path, newline="") as fh:
         return [{k: _parse(k, v) for k, v in row.items()} for row in csv.DictReader(fh)]
 
@@ -329,6 +373,12 @@ def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, 
         (``sizes``, ``mechanisms``, ``replicates``) keeps it small.
     data : path, optional
         The data folder; default: ``data/`` of the repository.
+    **restrict
+        ``sizes``, ``mechanisms``, ``replicates`` of a recomputation.
+
+    Returns
+    -------
+    list of dict
     """
     if name not in SWEEPS:
         raise ValueError(f"unknown sweep {name!r}; choose one of {', '.join(SWEEPS)}")
@@ -348,6 +398,20 @@ def summarize(rows, by=("mechanism", "n", "order"), *, column="lower", target="t
     a valid lower bound, with its exact (Clopper–Pearson) 95 % interval
     ``coverage_low``–``coverage_high``; ``positive`` is the fraction with
     ``column > 0``.  Returns one dict per group, sorted by the group key.
+
+    Parameters
+    ----------
+    rows : list of dict
+    by : tuple of str
+        Grouping keys.
+    column : str, default "lower"
+        The bound column summarised.
+    target : str, default "target"
+        The column of the exact divergence.
+
+    Returns
+    -------
+    list of dict
     """
     groups: dict[tuple, list[dict]] = {}
     for row in rows:
@@ -469,6 +533,26 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
     ShippedDataError
         When ``out`` already holds a sweep recorded with other parameters and
         ``force`` is False.
+
+    Parameters
+    ----------
+    out : Path
+        The data folder.
+    sweeps : sequence of str
+    executor : concurrent.futures.Executor, optional
+    progress : bool, default True
+        A terminal progress bar.
+    sizes, mechanisms, replicates : optional
+        Restrictions (see :func:`tasks_for`); a restricted run refuses to overwrite shipped files.
+    command : str
+        Recorded in the manifest.
+    force : bool, default False
+        Overwrite shipped files even when the parameters differ.
+
+    Returns
+    -------
+    dict
+        The manifest entries written.
     """
     out = Path(out)
     unknown = [s for s in sweeps if s not in SWEEPS]
@@ -571,6 +655,17 @@ def _at_least_one(kind):
 
 
 def main(argv=None) -> int:
+    """The command line ``python -m renyi.experiments`` (``make data``).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+
+    Returns
+    -------
+    int
+        The exit status.
+    """
     parser = argparse.ArgumentParser(prog="python -m renyi.experiments", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("data"), help="data folder (default: data)")
     parser.add_argument("--sweeps", nargs="+", choices=list(SWEEPS), default=list(SWEEPS))

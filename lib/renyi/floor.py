@@ -31,13 +31,48 @@ def softmax_floor(t, floor, beta):
     Computed as :math:`\max(t,\tau)+\beta^{-1}\operatorname{log1p}(e^{-\beta|t-\tau|})`,
     which never overflows.  It satisfies
     :math:`\max(t,\tau)\le t_\tau\le\max(t,\tau)+\log 2/\beta`.
+
+    Parameters
+    ----------
+    t : array_like
+        Density values :math:`\hat q`.
+    floor : float
+        :math:`\tau>0`.
+    beta : float
+        Softmax sharpness :math:`\beta>0`.
+
+    Returns
+    -------
+    ndarray
+
+    References
+    ----------
+    :cite:t:`kutta2024lower`, eq. (13).
     """
     t = np.asarray(t, dtype=float)
     return np.maximum(t, floor) + np.log1p(np.exp(-beta * np.abs(t - floor))) / beta
 
 
 def softmax_derivative(t, floor, beta):
-    r""":math:`\pi(t)=\partial_t t_\tau=e^{\beta t}/(e^{\beta t}+e^{\beta\tau})` (eq. 17), a logistic function."""
+    r""":math:`\pi(t)=\partial_t t_\tau=e^{\beta t}/(e^{\beta t}+e^{\beta\tau})` (eq. 17), a logistic function.
+
+    Parameters
+    ----------
+    t : array_like
+        Density values :math:`\hat q`.
+    floor : float
+        :math:`\tau>0`.
+    beta : float
+        Softmax sharpness :math:`\beta>0`.
+
+    Returns
+    -------
+    ndarray
+
+    References
+    ----------
+    :cite:t:`kutta2024lower`, eq. (17).
+    """
     return special.expit(beta * (np.asarray(t, dtype=float) - floor))
 
 
@@ -68,6 +103,20 @@ def default_floor(n: int, *, bandwidth: float | None = None,
     Section IV reproduction and the order-range study in the chapter on the
     delta method), not on the paper's theorem.  :math:`r` itself was chosen
     by those simulations (the chapter on tuning shows the sensitivity).
+
+    Parameters
+    ----------
+    n : int
+        Samples per side (the smaller one).
+    bandwidth : float, optional
+        KDE bandwidth :math:`h`; ``None`` for discrete outputs.
+    relative_error : float, optional
+        The constant :math:`r`; default :data:`FLOOR_RELATIVE_ERROR`.
+
+    Returns
+    -------
+    float
+        :math:`\tau`.
     """
     n = as_int(n, "n")
     if relative_error is None:

@@ -48,7 +48,21 @@ FIELDS = ["config", "library", "miscalibrated", "n", "replicate", "order", "lowe
 
 @dataclass(frozen=True)
 class Config:
-    """One audited call: how to sample it, what it claims, and the truth where known."""
+    """One audited call: how to sample it, what it claims, and the truth where known.
+
+    Attributes
+    ----------
+    name, library, description : str
+    sampler : callable
+        ``sample(value, n, seed) -> outputs``.
+    claim : callable
+        ``order -> claimed epsilon``.
+    claim_basis : str
+        Where the claim comes from (the documentation, a privacy map).
+    truth : callable or None
+        ``order -> exact divergence`` of the pair, where it has a closed form.
+    discrete, miscalibrated : bool
+    """
 
     name: str
     library: str
@@ -174,6 +188,12 @@ CONFIGS: dict = {}  # filled on first use: building them imports the optional li
 
 
 def configs() -> dict:
+    """The audited calls by name (importing diffprivlib and OpenDP on first use).
+
+    Returns
+    -------
+    dict of str to Config
+    """
     if not CONFIGS:
         CONFIGS.update(_configs())
     return CONFIGS
@@ -185,7 +205,20 @@ def _seed(config_index, n_index, replicate) -> int:
 
 
 def run_one(config: Config, n: int, seed_p: int, seed_q: int) -> list[dict]:
-    """Sample both sides, bound at ALPHA / len(ORDERS) per order, and return one row per order."""
+    """Sample both sides, bound at ALPHA / len(ORDERS) per order, and return one row per order.
+
+    Parameters
+    ----------
+    config : Config
+    n : int
+        Samples per side.
+    seed_p, seed_q : int
+        Seeds of the two sides (ignored by OpenDP).
+
+    Returns
+    -------
+    list of dict
+    """
     start = time.perf_counter()
     one, zero = (1, 0) if config.discrete else (1.0, 0.0)   # integer mechanisms refuse floats
     p = config.sampler(one, n, seed_p)
@@ -203,7 +236,22 @@ def run_one(config: Config, n: int, seed_p: int, seed_q: int) -> list[dict]:
 
 
 def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=True) -> Path:
-    """The whole sweep; writes ``out/part1/libraries.csv`` and its MANIFEST entry."""
+    """The whole sweep; writes ``out/part1/libraries.csv`` and its MANIFEST entry.
+
+    Parameters
+    ----------
+    out : Path
+        The data folder.
+    force : bool, default False
+    sizes : sequence of int, optional
+    replicates : int, default REPLICATES
+    progress : bool, default True
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
     from .experiments import _git, _sha256, _versions, _write_rows
 
     path = Path(out) / "part1" / "libraries.csv"
@@ -248,7 +296,17 @@ _INT = ("n", "replicate")
 
 
 def load(data: Path | None = None) -> list[dict]:
-    """The shipped rows of ``data/part1/libraries.csv`` (needs no optional library)."""
+    """The shipped rows of ``data/part1/libraries.csv`` (needs no optional library).
+
+    Parameters
+    ----------
+    data : Path, optional
+        The data folder (default: the repository's ``data/``).
+
+    Returns
+    -------
+    list of dict
+    """
     import csv
 
     folder = Path(data) if data is not None else Path(__file__).resolve().parents[2] / "data"
@@ -262,6 +320,16 @@ def load(data: Path | None = None) -> list[dict]:
 
 
 def main(argv=None) -> int:
+    """The command line ``python -m renyi.libraries`` (``make data-libraries``).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+
+    Returns
+    -------
+    int
+    """
     parser = argparse.ArgumentParser(prog="python -m renyi.libraries", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="the data folder (data/)")
     parser.add_argument("--force", action="store_true", help="overwrite a shipped libraries.csv")

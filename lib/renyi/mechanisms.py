@@ -88,7 +88,17 @@ def _integer_order(order: float) -> int | None:
 
 @dataclass(frozen=True)
 class Mechanism:
-    """Base class: a sampler plus the exact divergence for the pair (21)."""
+    """Base class: a sampler plus the exact divergence for the pair (21).
+
+    Attributes
+    ----------
+    name : str
+        The key of :data:`MECHANISMS`.
+    discrete : bool
+        Whether outputs are discrete (relative frequencies) or real (KDE).
+    params : dict
+        The constructor parameters.
+    """
 
     name: str = field(init=False, default="")
     discrete: bool = field(init=False, default=False)
@@ -152,6 +162,11 @@ class LaplaceMechanism(_AdditiveMechanism):
 
         \varepsilon(\lambda)=\frac{1}{\lambda-1}\log\Big\{\frac{\lambda}{2\lambda-1}e^{(\lambda-1)/b}
         +\frac{\lambda-1}{2\lambda-1}e^{-\lambda/b}\Big\}.
+
+    Parameters
+    ----------
+    scale : float, default 5
+        Noise scale :math:`b>0` (the standard deviation for the Gaussian).
     """
 
     _key: ClassVar[str] = "laplace"
@@ -164,7 +179,13 @@ class LaplaceMechanism(_AdditiveMechanism):
 
 @dataclass(frozen=True)
 class GaussianMechanism(_AdditiveMechanism):
-    r"""Sum query plus Gaussian noise :math:`\mathcal N(0,b^2)`; :math:`\varepsilon(\lambda)=\lambda/(2b^2)`."""
+    r"""Sum query plus Gaussian noise :math:`\mathcal N(0,b^2)`; :math:`\varepsilon(\lambda)=\lambda/(2b^2)`.
+
+    Parameters
+    ----------
+    scale : float, default 5
+        Noise scale :math:`b>0` (the standard deviation for the Gaussian).
+    """
 
     _key: ClassVar[str] = "gaussian"
     _noise: ClassVar[str] = "normal"
@@ -193,6 +214,12 @@ def subsampled_rdp(base_rdp, gamma: float, order: int, *, as_printed: bool = Fal
 
     Parameters
     ----------
+    base_rdp : callable
+        The base mechanism's RDP curve :math:`\varepsilon_0`, called at integer orders.
+    gamma : float
+        Sampling probability :math:`\gamma\in(0,1]`.
+    order : int
+        Integer order :math:`\lambda\ge2`.
     as_printed : bool, default False
         Use :math:`\varepsilon_0(\lambda)` inside the sum, as the seed text of
         Kutta et al. prints it.  **Erratum:** only the :math:`\varepsilon_0(j)`
@@ -200,6 +227,14 @@ def subsampled_rdp(base_rdp, gamma: float, order: int, *, as_printed: bool = Fal
         that subsampling cuts :math:`\varepsilon_0(\lambda)` by more than 70 %
         at every :math:`\lambda\in\{2,5,7\}`; the printed variant gives 60.5 %
         and 56.7 % at :math:`\lambda=5,7` (see ``tests/test_mechanisms.py``).
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    :cite:t:`zhu2019poisson`; :cite:t:`kutta2024lower`, Section IV (b).
     """
     lam = _integer_order(order)
     if lam is None:
@@ -223,6 +258,14 @@ class SubsampledMechanism(Mechanism):
     and :math:`q=\nu`, :math:`\nu` the noise law.  The target is
     :func:`subsampled_rdp` for integer orders and adaptive quadrature of the
     exact mixture density otherwise.
+
+    Parameters
+    ----------
+    noise : {"laplace", "gaussian"}
+    scale : float, default 5
+        Noise scale :math:`b>0`.
+    gamma : float, default 0.5
+        Sampling probability :math:`\gamma\in(0,1]`.
     """
 
     noise: str = "laplace"
@@ -326,6 +369,11 @@ class RandomizedResponse(Mechanism):
         \varepsilon(\lambda)=\frac{1}{\lambda-1}\log\Big\{\Big(\tfrac{e^{\varepsilon_0}}{e^{\varepsilon_0}+1}\Big)^{\lambda}
         \Big(\tfrac{1}{e^{\varepsilon_0}+1}\Big)^{1-\lambda}+\Big(\tfrac{e^{\varepsilon_0}}{e^{\varepsilon_0}+1}\Big)^{1-\lambda}
         \Big(\tfrac{1}{e^{\varepsilon_0}+1}\Big)^{\lambda}\Big\}.
+
+    Parameters
+    ----------
+    eps0 : float, default 1.5
+        Local privacy parameter :math:`\varepsilon_0>0` of each bit.
     """
 
     eps0: float = 1.5
@@ -363,6 +411,23 @@ def shuffled_rr_rdp(eps0: float, m: int, order: int) -> float:
 
     for integer :math:`\lambda\ge2`.  For the pair (21) it equals the exact
     divergence of the count-of-ones laws (checked in the tests).
+
+    Parameters
+    ----------
+    eps0 : float
+        Local randomizer's :math:`\varepsilon_0`.
+    m : int
+        Number of users.
+    order : int
+        Integer order :math:`\lambda\ge2`.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    :cite:t:`girgis2021renyi`.
     """
     lam = _integer_order(order)
     if lam is None:
@@ -394,6 +459,13 @@ class ShuffledRandomizedResponse(Mechanism):
 
     The target is :func:`shuffled_rr_rdp` (Girgis et al.) for integer orders
     and the exact divergence of the count laws otherwise.
+
+    Parameters
+    ----------
+    eps0 : float, default 1.5
+        Local privacy parameter of each user's randomizer.
+    m : int, default 10
+        Number of users (bits) shuffled.
     """
 
     eps0: float = 1.5
@@ -462,6 +534,15 @@ class NoisyGradientDescent(Mechanism):
         D_\lambda(p\|q)=\frac{\lambda S_g^2}{4b^2m^2}\,\frac{2-\eta}{1+(1-\eta)^K}\,\big(1-(1-\eta)^K\big)
 
     for the pair (21) (:math:`S_g=1`).
+
+    Parameters
+    ----------
+    eta : float, default 0.2
+        Step size.
+    scale : float, default 1
+        Standard deviation of the Gaussian noise added to each gradient.
+    steps : int, default 10
+        Number of iterations.
     """
 
     eta: float = 0.2

@@ -36,17 +36,45 @@ STYLE = {
 
 
 def use_style() -> None:
-    """Apply the book's rcParams to the current matplotlib session."""
+    """Apply the book's rcParams to the current matplotlib session.
+
+    Returns
+    -------
+    None
+    """
     mpl.rcParams.update(STYLE)
 
 
 def figure(ncols: int = 1, nrows: int = 1, *, width: float = 6.4, height: float = 4.0, **kwargs):
-    """``plt.subplots`` with the book's size conventions; returns ``(fig, axes)``."""
+    """``plt.subplots`` with the book's size conventions; returns ``(fig, axes)``.
+
+    Parameters
+    ----------
+    ncols, nrows : int, default 1
+    width, height : float
+        Figure size in inches.
+    **kwargs
+        Passed to ``matplotlib.pyplot.subplots``.
+
+    Returns
+    -------
+    fig, axes
+    """
     with mpl.rc_context(STYLE):
         fig, axes = plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kwargs)
     return fig, axes
 
 
 def save(fig, path) -> None:
-    """Save without embedded dates or versions, so identical figures are identical files."""
+    """Save without embedded dates or versions, so identical figures are identical files.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    path : str or Path
+
+    Returns
+    -------
+    None
+    """
     fig.savefig(path, metadata={"Software": None} if str(path).endswith(".png") else {"CreationDate": None})

@@ -95,6 +95,16 @@ def roundoff_ceiling(value, *, resolution: float = ROUNDOFF) -> float:
     --------
     >>> roundoff_ceiling(2.1116441928370477e-13)
     1e-12
+
+    Parameters
+    ----------
+    value : float
+        A round-off-level error (>= 0).
+    resolution : float, default 1e-12
+
+    Returns
+    -------
+    float
     """
     x = as_real_scalar(value, "value")
     res = as_positive_scalar(resolution, "resolution")

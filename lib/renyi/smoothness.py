@@ -35,6 +35,21 @@ def l2_modulus(func, shifts, *, lo: float, hi: float, kinks=()) -> np.ndarray:
     ``func`` or its shift may jump (``kinks`` and ``kinks - u``), so jumps of a
     weak derivative are integrated exactly.  Choose :math:`[lo,hi]` so that
     ``func`` is negligible outside it.
+
+    Parameters
+    ----------
+    func : callable
+        Vectorised function of one variable.
+    shifts : array_like
+        Shifts :math:`u`.
+    lo, hi : float
+        Integration interval.
+    kinks : sequence of float, optional
+        Points where ``func`` is not smooth (split points for quadrature).
+
+    Returns
+    -------
+    ndarray
     """
     from scipy import integrate
 
@@ -55,6 +70,17 @@ def laplace_derivative(scale: float = 1.0, order: int = 1):
 
     ``order=0`` is the density; ``order=1`` the weak derivative
     :math:`-\operatorname{sgn}(t)e^{-|t|/b}/(2b^2)` (it jumps by :math:`1/b^2` at 0).
+
+    Parameters
+    ----------
+    scale : float, default 1
+        :math:`b>0`.
+    order : int, default 1
+        Derivative order :math:`k\ge0`.
+
+    Returns
+    -------
+    callable
     """
     b = as_positive_scalar(scale, "scale")
     if order == 0:
@@ -65,7 +91,19 @@ def laplace_derivative(scale: float = 1.0, order: int = 1):
 
 
 def gaussian_derivative(scale: float = 1.0, order: int = 1):
-    r""":math:`k`-th derivative of the :math:`\mathcal N(0,b^2)` density, via Hermite polynomials."""
+    r""":math:`k`-th derivative of the :math:`\mathcal N(0,b^2)` density, via Hermite polynomials.
+
+    Parameters
+    ----------
+    scale : float, default 1
+        :math:`b>0`.
+    order : int, default 1
+        Derivative order :math:`k\ge0`.
+
+    Returns
+    -------
+    callable
+    """
     from numpy.polynomial.hermite_e import hermeval
 
     b = as_positive_scalar(scale, "scale")
@@ -83,6 +121,15 @@ def laplace_modulus_closed_form(shifts, scale: float = 1.0) -> np.ndarray:
     .. math::
 
         \omega_1(u)^2=\frac{1-e^{-u/b}}{2b^3}+\frac{u\,e^{-u/b}}{2b^4}\le\frac{u}{b^4}.
+
+    Parameters
+    ----------
+    shifts : array_like
+    scale : float, default 1
+
+    Returns
+    -------
+    ndarray
     """
     u = np.abs(as_real_array(shifts, "shifts", ndim=1))
     b = as_positive_scalar(scale, "scale")
@@ -90,7 +137,17 @@ def laplace_modulus_closed_form(shifts, scale: float = 1.0) -> np.ndarray:
 
 
 def holder_exponent(shifts, modulus) -> float:
-    """Least-squares slope of log(modulus) against log(shift): the Hölder exponent s - floor(s)."""
+    """Least-squares slope of log(modulus) against log(shift): the Hölder exponent s - floor(s).
+
+    Parameters
+    ----------
+    shifts, modulus : array_like
+        Shifts and the modulus at them (positive).
+
+    Returns
+    -------
+    float
+    """
     u = as_real_array(shifts, "shifts", ndim=1)
     w = as_real_array(modulus, "modulus", ndim=1)
     if u.size != w.size or u.size < 2 or np.any(u <= 0) or np.any(w <= 0):

@@ -31,7 +31,19 @@ _STRIDE_LIMIT = 1 << 18  # the subsample size of density._strided
 
 
 def array_chunks(array, chunk: int = 10_000_000) -> Callable[[], Iterable[np.ndarray]]:
-    """A chunk source over a 1-D array (in memory or memory-mapped), ``chunk`` values at a time."""
+    """A chunk source over a 1-D array (in memory or memory-mapped), ``chunk`` values at a time.
+
+    Parameters
+    ----------
+    array : array_like, 1-D
+        In memory, or opened with ``numpy.load(..., mmap_mode="r")``.
+    chunk : int, default 10,000,000
+
+    Returns
+    -------
+    callable
+        A function returning a fresh iterator of chunks (two passes need two iterators).
+    """
     arr = np.asarray(array) if not isinstance(array, np.memmap) else array
     if arr.ndim != 1:
         raise ValueError(f"chunked audits take 1-D continuous outputs, got shape {arr.shape}")

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from .._validation import as_real_scalar
 from .model import LeakageModel, _check_alpha, _check_eps
 
+__all__ = ["Certificate", "taylor_constants", "certificate", "epsilon_max", "renyi_budget_max",
+           "renyi_certificate", "corollary1_value"]
+
 def taylor_constants(order, rho):
     r""":math:`(A_\alpha, M_{\alpha,\rho}, K_{\alpha,\rho})` of Lemma 1.
 
@@ -23,6 +26,22 @@ def taylor_constants(order, rho):
     :math:`M_{\alpha,\rho}=\max\{(1-\rho)^{\alpha-3},(1+\rho)^{\alpha-3}\}`,
     :math:`K_{\alpha,\rho}=\frac{|\alpha(\alpha-1)(\alpha-2)|}{6}M_{\alpha,\rho}`;
     :math:`K_{2,\rho}=0` and :math:`K_{3,\rho}=1`.
+
+    Parameters
+    ----------
+    order : float
+        :math:`\alpha>1`.
+    rho : float
+        Neighbourhood radius :math:`\rho\in[0,1)` of Lemma 1.
+
+    Returns
+    -------
+    tuple of float
+        ``(A, M, K)``.
+
+    References
+    ----------
+    :cite:t:`zamani2026alphalift`, Lemma 1.
     """
     alpha = _check_alpha(order)
     rho = as_real_scalar(rho, "rho")
@@ -40,6 +59,22 @@ class Certificate:
     ``admissible`` is True iff conditions (32) hold; ``failing`` names those
     that do not.  The bounds ``V_minus <= V <= V_plus`` are proved only when
     ``admissible``.
+
+    Attributes
+    ----------
+    eps, order : float
+        :math:`\epsilon` and :math:`\alpha`.
+    b, r0, delta0, delta_bar, rho, K : float
+        :math:`b_\epsilon`, :math:`r_0`, :math:`\delta_0`, :math:`\bar\delta_\epsilon`, :math:`\rho`,
+        :math:`K_{\alpha,\rho}`.
+    r_minus, r_plus : float
+        The radii :math:`r_\pm`.
+    V_minus, V0, V_plus : float
+        The bounds and the surrogate.
+    G_minus, G_plus, E : float
+        The gap terms and :math:`E_\rho=V_+-V_-`.
+    admissible : bool
+    failing : tuple of str
     """
 
     eps: float
@@ -90,6 +125,25 @@ def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
     :math:`r_0\le r^\star_Y` and :math:`K_{\alpha,\rho_\epsilon}\bar\delta_\epsilon\le A_\alpha/2`.
     With an explicit ``rho`` the conditions (34) are checked instead
     (:math:`\delta_0\le\rho`, :math:`\bar\delta_\epsilon\le\rho` in addition).
+
+    Parameters
+    ----------
+    model : LeakageModel
+        An invertible leakage model.
+    eps : float
+        Budget :math:`\epsilon\ge0`.
+    order : float
+        :math:`\alpha>1`.
+    rho : float, optional
+        Evaluate at this :math:`\rho\in(0,1)` instead of :math:`\rho_\epsilon`.
+
+    Returns
+    -------
+    Certificate
+
+    References
+    ----------
+    :cite:t:`zamani2026alphalift`, Theorem 1 and Proposition 3.
     """
     if not isinstance(model, LeakageModel):
         raise TypeError("model must be a LeakageModel (Theorem 1 needs an invertible P_{X|Y})")
@@ -140,6 +194,17 @@ def epsilon_max(model: LeakageModel, order) -> float:
     when :math:`r_0\le r^\star_Y` binds first, that is when
     :math:`\sqrt{1+3r^{\star2}_{\rm val}}-1<\min_xP_X(x)` (so that :math:`\bar\delta_\epsilon<1` there);
     otherwise the :math:`\bar\delta_\epsilon` condition binds and it is smaller.
+
+    Parameters
+    ----------
+    model : LeakageModel
+    order : float
+        :math:`\alpha>1`.
+
+    Returns
+    -------
+    float
+        :math:`\epsilon_{\max}` (``inf`` if every budget up to 1000 is admissible).
     """
     alpha = _check_alpha(order)
     lo, hi = 0.0, 1.0
@@ -164,6 +229,17 @@ def renyi_budget_max(model: LeakageModel, order) -> float:
     The constraint :math:`D_\beta(P_{X|U=u}\|P_X)\le\eta` is the α-lift
     constraint with :math:`\alpha=\beta` and :math:`\epsilon=(\beta-1)\eta/\beta`
     (Section III-B).
+
+    Parameters
+    ----------
+    model : LeakageModel
+    order : float
+        The Rényi order (the paper's :math:`\beta`), > 1.
+
+    Returns
+    -------
+    float
+        :math:`\eta^{\rm R}_{\max}`.
     """
     order = _check_alpha(order)   # the paper's beta; in code beta is only the softmax sharpness
     return order / (order - 1) * epsilon_max(model, order)
@@ -175,6 +251,18 @@ def renyi_certificate(model: LeakageModel, eta, order) -> Certificate:
     Uses :math:`\epsilon=(\beta-1)\eta/\beta`, so :math:`b=e^{(\beta-1)\eta}-1=b^{\rm R}_\eta`,
     :math:`r_{0,\rm R}`, :math:`\delta_{0,\rm R}`, :math:`r_{-,\rm R}` and
     :math:`\bar\delta^{\rm R}_\eta=\sqrt{(e^\eta-1)/p_{\min}}` (:math:`\beta\ge2`).
+
+    Parameters
+    ----------
+    model : LeakageModel
+    eta : float
+        Point-wise Rényi budget :math:`\eta\ge0`.
+    order : float
+        The Rényi order (the paper's :math:`\beta`), > 1.
+
+    Returns
+    -------
+    Certificate
     """
     order = _check_alpha(order)   # the paper's beta
     eta = _check_eps(eta)
@@ -185,6 +273,21 @@ def corollary1_value(model: LeakageModel, eps) -> float:
     r"""Corollary 1 (:math:`\alpha=2`): :math:`V_{\chi^2}(\epsilon,2)=(e^{2\epsilon}-1)\sigma^2_{\max}(W)`.
 
     Valid for :math:`\epsilon\le\frac12\log(1+r^{\star2}_{\rm val})`; raises otherwise.
+
+    Parameters
+    ----------
+    model : LeakageModel
+    eps : float
+        :math:`0\le\epsilon\le\frac12\log(1+r^{\star2}_{\rm val})`.
+
+    Returns
+    -------
+    float
+        :math:`V_{\chi^2}(\epsilon,2)`.
+
+    References
+    ----------
+    :cite:t:`zamani2026alphalift`, Corollary 1.
     """
     eps = _check_eps(eps)
     limit = 0.5 * math.log1p(model.r_val**2)

@@ -18,6 +18,8 @@ import numpy as np
 from .._validation import as_pmf, as_real_array
 from ..divergence import alpha_lift
 
+__all__ = ["LiftMechanism", "chi2_information", "channel_from_posteriors", "posteriors_from_channel"]
+
 @dataclass(frozen=True)
 class LiftMechanism:
     r"""A privacy mechanism :math:`P_{U|Y}` with its exact utility and leakage.
@@ -52,7 +54,19 @@ class LiftMechanism:
 
 
 def chi2_information(p_u_given_y, p_y) -> float:
-    r""":math:`\chi^2(Y;U)=\sum_{u,y}P(u,y)^2/(P_U(u)P_Y(y))-1` of a channel (rows u, columns y)."""
+    r""":math:`\chi^2(Y;U)=\sum_{u,y}P(u,y)^2/(P_U(u)P_Y(y))-1` of a channel (rows u, columns y).
+
+    Parameters
+    ----------
+    p_u_given_y : array_like, shape (n_u, n_y)
+        Column-stochastic channel.
+    p_y : array_like, shape (n_y,)
+        Prior of :math:`Y`.
+
+    Returns
+    -------
+    float
+    """
     ch = as_real_array(p_u_given_y, "p_u_given_y", ndim=2)
     p_y = as_pmf(p_y, "p_y", tol=1e-9)
     joint = ch * p_y[None, :]
@@ -62,14 +76,42 @@ def chi2_information(p_u_given_y, p_y) -> float:
 
 
 def channel_from_posteriors(p_u, posteriors, p_y) -> np.ndarray:
-    r""":math:`P_{U|Y}(u|y)=p_u\,q_u(y)/P_Y(y)` from weights and posteriors (columns of ``posteriors``)."""
+    r""":math:`P_{U|Y}(u|y)=p_u\,q_u(y)/P_Y(y)` from weights and posteriors (columns of ``posteriors``).
+
+    Parameters
+    ----------
+    p_u : array_like, shape (n_u,)
+        Output probabilities :math:`P_U`.
+    posteriors : array_like, shape (n_y, n_u)
+        Posteriors :math:`q_u` as columns.
+    p_y : array_like, shape (n_y,)
+        Prior of :math:`Y` (the barycentre of the posteriors).
+
+    Returns
+    -------
+    ndarray, shape (n_u, n_y)
+        The column-stochastic channel :math:`P_{U|Y}`.
+    """
     p_u = np.asarray(p_u, dtype=float)
     q = np.asarray(posteriors, dtype=float)
     return (p_u[None, :] * q / np.asarray(p_y, dtype=float)[:, None]).T
 
 
 def posteriors_from_channel(p_u_given_y, p_y):
-    """Inverse of :func:`channel_from_posteriors`: returns ``(p_u, posteriors)``."""
+    """Inverse of :func:`channel_from_posteriors`: returns ``(p_u, posteriors)``.
+
+    Parameters
+    ----------
+    p_u_given_y : array_like, shape (n_u, n_y)
+        Column-stochastic channel.
+    p_y : array_like, shape (n_y,)
+        Prior of :math:`Y`.
+
+    Returns
+    -------
+    p_u : ndarray, shape (n_u,)
+    posteriors : ndarray, shape (n_y, n_u)
+    """
     joint = np.asarray(p_u_given_y, dtype=float) * np.asarray(p_y, dtype=float)[None, :]
     p_u = joint.sum(axis=1)
     return p_u, (joint / p_u[:, None]).T

@@ -15,11 +15,26 @@ from .certificate import certificate, epsilon_max
 from .channels import LiftMechanism, _build
 from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
 
+__all__ = ["analytic_mechanism", "directional_mechanism", "asymmetric_mechanism", "null_space_mechanism"]
+
 def analytic_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     r"""The binary mechanism (22)–(23) with radius :math:`r_-` (Theorem 1).
 
     :math:`P_U=(\frac12,\frac12)`, :math:`P_{Y|U=u_{1,2}}=P_Y\pm r_-d^\star`; requires
     an admissible certificate.
+
+    Parameters
+    ----------
+    model : LeakageModel
+    eps : float
+        Budget :math:`\epsilon\ge0`.
+    order : float
+        :math:`\alpha>1`.
+
+    Returns
+    -------
+    LiftMechanism
+        Exactly feasible; ``utility`` recomputed from the channel.
     """
     cert = certificate(model, eps, order)
     if not cert.admissible:
@@ -72,6 +87,19 @@ def directional_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     :math:`F_s`, keeping the feasible end).  The mechanism (22)–(23) with
     :math:`r_-` replaced by :math:`t_\epsilon` satisfies the *unexpanded*
     constraint exactly and has utility :math:`t_\epsilon^2\sigma^2_{\max}(W)`.
+
+    Parameters
+    ----------
+    model : LeakageModel
+    eps : float
+        Budget :math:`\epsilon\ge0`.
+    order : float
+        :math:`\alpha>1`.
+
+    Returns
+    -------
+    LiftMechanism
+        Exactly feasible; ``utility`` recomputed from the channel.
     """
     eps, alpha = _check_eps(eps), _check_alpha(order)
     t_plus, t_minus = _scales(model, eps, alpha)
@@ -87,6 +115,19 @@ def asymmetric_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     largest that keeps its own posterior valid and within the exact
     constraint; :math:`P_U(u_1)=t_-/(t_++t_-)` keeps the barycentre at
     :math:`P_Y`.  The utility is :math:`t_+t_-\sigma^2_{\max}\ge t_\epsilon^2\sigma^2_{\max}`.
+
+    Parameters
+    ----------
+    model : LeakageModel
+    eps : float
+        Budget :math:`\epsilon\ge0`.
+    order : float
+        :math:`\alpha>1`.
+
+    Returns
+    -------
+    LiftMechanism
+        Exactly feasible; ``utility`` recomputed from the channel.
     """
     eps, alpha = _check_eps(eps), _check_alpha(order)
     t_plus, t_minus = _scales(model, eps, alpha)
@@ -104,6 +145,20 @@ def null_space_mechanism(model: GeneralLeakageModel) -> LiftMechanism:
     (largest steps keeping them valid) satisfy :math:`Aq_u=AP_Y=P_X`, so every
     output has lift exactly 1 (perfect privacy), while
     :math:`\chi^2(Y;U)=t_1t_2\|D_Y^{-1/2}z\|^2>0`.
+
+    Parameters
+    ----------
+    model : GeneralLeakageModel
+        With a non-trivial :math:`\operatorname{null}(A)`.
+
+    Returns
+    -------
+    LiftMechanism
+        Two outputs, every lift exactly 1.
+
+    References
+    ----------
+    :cite:t:`zamani2026alphalift`, Proposition 4.
     """
     basis = linalg.null_space(model.A)
     if basis.shape[1] == 0:

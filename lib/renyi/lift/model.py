@@ -11,6 +11,8 @@ import numpy as np
 
 from .._validation import as_order, as_pmf, as_real_array, as_real_scalar
 
+__all__ = ["GeneralLeakageModel", "LeakageModel"]
+
 _STOCHASTIC_TOL = 1e-12
 
 
