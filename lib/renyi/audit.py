@@ -217,7 +217,7 @@ def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, 
         (Gaussian KDE, eq. 10).
     bandwidth : float, optional
         KDE bandwidth :math:`h`.  Default:
-        :func:`~renyi.density.default_bandwidth`, an undersmoothed rule
+        :func:`~renyi.bandwidth.default_bandwidth`, an undersmoothed rule
         :math:`1.06\,\hat s\,n^{-0.35}`.
     floor : float or "paper", optional
         :math:`\tau>0`.  Default: :func:`~renyi.floor.default_floor`.  ``"paper"``
@@ -351,7 +351,7 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
         in which most outcomes occur only once are refused: they are almost
         certainly continuous values (or a decimal-comma file read as rows).
     bandwidth : float, optional
-        KDE bandwidth; default :func:`~renyi.density.default_bandwidth`.
+        KDE bandwidth; default :func:`~renyi.bandwidth.default_bandwidth`.
     tails : {"absolute", "relative"}, default "absolute"
         KDE algorithm, see :func:`~renyi.density.kde_on_grid`.
 

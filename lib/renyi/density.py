@@ -7,8 +7,7 @@ r"""Density estimators of Part I: relative frequencies and a grid KDE with two t
   one common equispaced grid: by default a linear-binned FFT KDE
   (``tails="absolute"``), or the tail-accurate fast Gauss transform
   (``tails="relative"``).
-* :func:`silverman_bandwidth`, :func:`scott_bandwidth`,
-  :func:`undersmoothed_bandwidth` — bandwidth rules.
+* the bandwidth rules are in :mod:`renyi.bandwidth` (also importable from here).
 
 Two ways to compute the same KDE
 --------------------------------
@@ -72,13 +71,11 @@ import numpy as np
 from scipy import fft, special
 
 from ._validation import as_positive_scalar, as_real_array
+# The bandwidth rules live in renyi.bandwidth; their names stay importable from here.
+from .bandwidth import (_strided, default_bandwidth, robust_scale, scott_bandwidth,  # noqa: F401
+                        silverman_bandwidth, undersmoothed_bandwidth)
 
-__all__ = [
-    "DiscreteEstimate", "GridEstimate",
-    "relative_frequencies", "kde_on_grid", "direct_kde",
-    "silverman_bandwidth", "scott_bandwidth", "undersmoothed_bandwidth",
-    "robust_scale", "default_bandwidth", "TAILS",
-]
+__all__ = ["DiscreteEstimate", "GridEstimate", "relative_frequencies", "kde_on_grid", "direct_kde", "TAILS"]
 
 #: The two algorithms of :func:`kde_on_grid` (see the module docstring).
 TAILS = ("absolute", "relative")
@@ -204,121 +201,6 @@ def relative_frequencies(samples_p, samples_q) -> DiscreteEstimate:
 
 
 # ---------------------------------------------------------------- bandwidths
-
-def _strided(x: np.ndarray, limit: int = 1 << 18) -> np.ndarray:
-    return x if x.size <= limit else x[:: x.size // limit]
-
-
-def robust_scale(samples) -> float:
-    r""":math:`\min(\hat\sigma, \mathrm{IQR}/1.349)`, the scale used by normal-reference rules.
-
-    Parameters
-    ----------
-    samples : array_like, 1-D
-
-    Returns
-    -------
-    float
-    """
-    x = as_real_array(samples, "samples", ndim=1)
-    sd = float(np.std(x, ddof=1)) if x.size > 1 else 0.0
-    q75, q25 = np.percentile(x, [75, 25])
-    iqr = (q75 - q25) / 1.349
-    scale = min(sd, iqr) if iqr > 0 else sd
-    if not scale > 0:
-        raise ValueError("samples have zero spread (all values equal); a density estimate needs spread")
-    return scale
-
-
-def silverman_bandwidth(samples) -> float:
-    r"""Silverman's rule :math:`0.9\,\min(\hat\sigma,\mathrm{IQR}/1.349)\,n^{-1/5}` (statsmodels).
-
-    Parameters
-    ----------
-    samples : array_like, 1-D
-
-    Returns
-    -------
-    float
-    """
-    x = as_real_array(samples, "samples", ndim=1)
-    robust_scale(x)  # raises on zero spread
-    from statsmodels.nonparametric import bandwidths  # imported here: it costs 0.4 s at start-up
-    return float(bandwidths.bw_silverman(x))
-
-
-def scott_bandwidth(samples) -> float:
-    r"""Scott's rule :math:`1.059\,\min(\hat\sigma,\mathrm{IQR}/1.349)\,n^{-1/5}` (statsmodels).
-
-    Parameters
-    ----------
-    samples : array_like, 1-D
-
-    Returns
-    -------
-    float
-    """
-    x = as_real_array(samples, "samples", ndim=1)
-    robust_scale(x)
-    from statsmodels.nonparametric import bandwidths
-    return float(bandwidths.bw_scott(x))
-
-
-def undersmoothed_bandwidth(samples, *, rate: float = 0.35, constant: float = 1.06) -> float:
-    r"""Undersmoothed bandwidth :math:`h=c\,\hat s\,n^{-a}` with :math:`a>1/5`.
-
-    The MSE-optimal rate :math:`n^{-1/5}` leaves a bias of order
-    :math:`h^{s}` that is not :math:`o(n^{-1/2})`.  For densities in the
-    Nikol'ski class :math:`\mathcal N(s,L)` the bias vanishes against the
-    :math:`\sqrt n` fluctuations when :math:`h=n^{-a}` with :math:`a>1/(2s)`.
-    The default :math:`a=0.35` covers :math:`s=1.5` (the Laplace density, in
-    the weak class; :math:`1/(2s)=1/3`) and every smoother density
-    (Gaussian: any :math:`s`).  :math:`\hat s` is :func:`robust_scale`.
-
-    Parameters
-    ----------
-    samples : array_like, 1-D
-    rate : float, default 0.35
-        The exponent :math:`a`, in (0, 1).
-    constant : float, default 1.06
-        The constant :math:`c` (1.06 is the normal-reference constant).
-
-    Returns
-    -------
-    float
-    """
-    x = as_real_array(samples, "samples", ndim=1)
-    rate = as_positive_scalar(rate, "rate")
-    if rate >= 1:
-        raise ValueError(f"rate must lie in (0, 1), got {rate!r}")
-    return as_positive_scalar(constant, "constant") * robust_scale(x) * x.size ** (-rate)
-
-
-def default_bandwidth(samples_p, samples_q, *, rate: float = 0.35, constant: float = 1.06) -> float:
-    r"""The audit's default :math:`h`: :func:`undersmoothed_bandwidth` for two samples.
-
-    Uses :math:`n=\min(n_p,n_q)` and the mean of the two robust scales
-    (pooling the samples would inflate the scale by their location shift).
-    Beyond :math:`2^{18}` points the scale is computed on an evenly strided
-    subsample of :math:`2^{18}` points, which changes :math:`h` by about
-    0.1 % and saves most of the cost of the quantiles.
-
-    Parameters
-    ----------
-    samples_p, samples_q : array_like, 1-D
-        The two samples (their robust scales are averaged).
-    rate : float, default 0.35
-        :math:`h\propto n^{-\text{rate}}`.
-    constant : float, default 1.06
-
-    Returns
-    -------
-    float
-    """
-    xp = as_real_array(samples_p, "samples_p", ndim=1)
-    xq = as_real_array(samples_q, "samples_q", ndim=1)
-    scale = 0.5 * (robust_scale(_strided(xp)) + robust_scale(_strided(xq)))
-    return as_positive_scalar(constant, "constant") * scale * min(xp.size, xq.size) ** (-rate)
 
 
 # ----------------------------------------------------------------- grid KDE

@@ -137,7 +137,7 @@ def paper_floor(bandwidth: float, scale: float) -> float:
     **Reconstruction.**  :math:`\tau` is a density level and :math:`h` a
     length, so "larger than" needs units: we read it in the units of the
     standardised outputs :math:`X/\hat s` (:math:`\hat s` the robust scale of
-    :func:`~renyi.density.robust_scale`), where the density level is
+    :func:`~renyi.bandwidth.robust_scale`), where the density level is
     :math:`\tau\hat s` and the bandwidth :math:`h/\hat s`.  With
     :math:`h\asymp n^{-a}` and :math:`\tau\asymp n^{-b}`, "slightly larger"
     is :math:`b` slightly below :math:`a`; the reconstructed conditions of

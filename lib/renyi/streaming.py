@@ -5,7 +5,7 @@ can be accumulated chunk by chunk in memory independent of :math:`n`.  The
 bandwidth needs the sample size, range and robust scale first, so the samples are
 read three times: (1) size, range and finiteness; (2) the evenly strided
 subsample of at most :math:`2^{18}` points behind the robust scale, exactly as
-:func:`renyi.density.default_bandwidth` takes it; (3) the binning.  The result
+:func:`renyi.bandwidth.default_bandwidth` takes it; (3) the binning.  The result
 is a :class:`renyi.audit.DensityFit` equal to the in-memory fit up to the
 summation order of the counts (last bits), for :func:`renyi.audit.bounds_from_fit`.
 
@@ -107,7 +107,7 @@ def fit_densities_chunked(samples_p, samples_q, *, bandwidth=None, spacing: floa
         sampler re-seeded inside), or a 1-D array (``numpy.memmap`` included),
         read :func:`array_chunks`-wise.
     bandwidth : float, optional
-        KDE bandwidth; default: the rule of :func:`renyi.density.default_bandwidth`.
+        KDE bandwidth; default: the rule of :func:`renyi.bandwidth.default_bandwidth`.
     spacing, pad, max_points
         As for :func:`renyi.density.kde_on_grid`.
 

@@ -40,12 +40,14 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import optimize
 
 from .._validation import as_int, as_real_scalar
 from .certificate import certificate
 from .channels import LiftMechanism, _build
 from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
+from .candidates import _lines_through_centre, _polish_mechanism, _price_locally, _pull_inside, _seed_points
+from .cones import _ConeTree, _Geometry
 
 __all__ = ["CertifiedOptimum", "global_optimum"]
 
@@ -57,10 +59,6 @@ LP_TOLERANCE = 1e-10
 PRICING_PASSES = 10
 #: Relative safety margin on the upper bound for floating-point round-off.
 ROUNDOFF_MARGIN = 1e-12
-#: Candidate cuts kept per cone (each gives a valid simplex; the bound uses the best).
-CUTS_PER_CONE = 3
-#: Bisection steps for the radial extent of the feasible set (2^-60 of a step < 1 ulp).
-RADIAL_BISECTIONS = 60
 
 
 @dataclass(frozen=True)
@@ -95,226 +93,6 @@ class CertifiedOptimum(LiftMechanism):
     certified: bool = False
     elapsed: float = 0.0
     cones: int = 0
-
-
-class _Geometry:
-    """The feasible set in coordinates c of the affine hull: q = P_Y + B c."""
-
-    def __init__(self, model, eps, alpha):
-        self.p, self.A, self.p_x = model.p_y, model.A, model.p_x
-        self.alpha, self.eps, self.level = alpha, eps, math.exp(alpha * eps)
-        if eps == 0:
-            # Perfect privacy forces A q = P_X (Jensen), so q moves in null(A) (Proposition 4).
-            self.B = linalg.null_space(self.A)
-        else:
-            self.B = linalg.null_space(np.ones((1, self.p.size)))
-            # Near P_Y the feasible set is the ellipsoid chi^2(Aq || P_X) <= r_0^2; in coordinates
-            # where it is a ball, cones bisected by angle stay round relative to it.
-            chi2_metric = self.B.T @ (self.A.T @ (self.A / self.p_x[:, None])) @ self.B
-            if np.linalg.cond(chi2_metric) < 1e10:
-                self.B = self.B @ np.linalg.inv(np.linalg.cholesky(chi2_metric)).T
-        self.k = self.B.shape[1]
-        self.B_pinv = np.linalg.pinv(self.B)
-        self.metric = self.B.T @ (self.B / self.p[:, None])  # g(P_Y + B c) = c^T metric c
-
-    def _phi(self, t, slope):
-        return np.sum(self.p_x[:, None] * np.maximum(1 + t * slope, 0.0) ** self.alpha, axis=0)
-
-    def rays(self, r, with_kind=False):
-        """Radial extent along unit coordinate directions ``r`` (k, m) and a supporting cut at each end.
-
-        Returns ``t`` (feasible side of the boundary), the end points ``q`` (n_y, m),
-        and cuts ``a^T c <= b`` valid for the whole feasible set.
-        """
-        d = self.B @ r
-        with np.errstate(divide="ignore"):
-            caps = np.where(d < -1e-15, self.p[:, None] / np.maximum(-d, 1e-300), np.inf)
-        facet = np.argmin(caps, axis=0)
-        cap = caps[facet, np.arange(r.shape[1])]
-        facet_cut_a, facet_cut_b = -self.B.T[:, facet], self.p[facet]
-        if self.eps == 0:
-            out = cap, self.p[:, None] + cap * d, facet_cut_a, facet_cut_b
-            return (*out, np.ones(cap.size, dtype=bool)) if with_kind else out
-        slope = (self.A @ d) / self.p_x[:, None]
-        on_facet = self._phi(cap, slope) <= self.level
-        lo, hi = np.zeros_like(cap), cap.copy()
-        for _ in range(RADIAL_BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            inside = self._phi(mid, slope) <= self.level
-            lo = np.where(inside, mid, lo)
-            hi = np.where(inside, hi, mid)
-        t = np.where(on_facet, cap, lo)
-        q = self.p[:, None] + t * d
-        # Tangent plane of the convex Phi at a feasible point, shifted by its slack.
-        ratio = np.maximum(1 + t * slope, 0.0)
-        grad = self.B.T @ (self.alpha * self.A.T @ ratio ** (self.alpha - 1))
-        slack = np.maximum(self.level - self._phi(t, slope), 0.0)
-        tangent_b = np.sum(grad * (t * r), axis=0) + slack
-        a = np.where(on_facet, facet_cut_a, grad)
-        b = np.where(on_facet, facet_cut_b, tangent_b)
-        return (t, q, a, b, on_facet) if with_kind else (t, q, a, b)
-
-
-class _ConeTree:
-    """A partition of the directions into simplicial cones, each with simplices that contain Q in it."""
-
-    def __init__(self, geo: _Geometry):
-        self.geo = geo
-        k, p = geo.k, geo.p
-        if geo.k == geo.p.size - 1:
-            start = geo.B_pinv @ (np.eye(p.size) - p[:, None])  # towards the simplex vertices
-        else:
-            start = linalg.null_space(np.ones((1, k + 1))).T if k > 1 else np.array([[1.0, -1.0]])
-        self.cones = np.array([[j for j in range(k + 1) if j != i] for i in range(k + 1)])
-        self.r = np.zeros((k, 0))
-        self.t = self.s = self.b = np.zeros(0)
-        self.on_facet = np.zeros(0, dtype=bool)
-        self.a = np.zeros((k, 0))
-        self.pairs = np.array([(i, j) for i in range(k) for j in range(i + 1, k)], dtype=int).reshape(-1, 2)
-        self.points = self.add_rays(start / np.linalg.norm(start, axis=0))
-        self._sets = ("single", "single_quad", "one", "one_quad", "two", "two_quad")
-        for name, value in zip(self._sets, self._simplices(self.cones)):
-            setattr(self, name, value)
-        self._fresh(len(self.cones))
-
-    def add_rays(self, r):
-        t, q, a, b, on_facet = self.geo.rays(r, with_kind=True)
-        self.on_facet = np.concatenate([self.on_facet, on_facet])
-        self.r = np.concatenate([self.r, r], axis=1)
-        self.t, self.b = np.concatenate([self.t, t]), np.concatenate([self.b, b])
-        self.a = np.concatenate([self.a, a], axis=1)
-        self.s = np.concatenate([self.s, np.einsum("im,ij,jm->m", r, self.geo.metric, r)])
-        return q
-
-    def _simplices(self, cones):
-        """Outer sets of Q within each cone, in ray coordinates lam (q = P_Y + B sum_i lam_i r_i).
-
-        ``single`` (cones, cuts, k): for each of the best single cuts, Q in the cone lies in
-        conv(0, lam_i r_i).  ``pair``: the cone cut by the best facet *and* the best tangent
-        plane, a polytope whose vertices have at most two non-zero lam (k - 2 of the k + 2
-        constraints lam >= 0 are active at a vertex): ``one`` (cones, k) and
-        ``two`` (cones, P, 2) for the P index pairs ``self.pairs``; this is what bounds
-        cones that straddle a ridge where a facet meets the curved boundary.
-        """
-        geo = self.geo
-        n_cones, k_r = cones.shape
-        rr = self.r[:, cones]                                                  # (k, C, k)
-        # A tangent plane at the cone's centre is four times closer to Q than one at a corner.
-        centre = rr.sum(axis=2)
-        _, _, centre_a, centre_b, centre_facet = geo.rays(centre / np.linalg.norm(centre, axis=0), with_kind=True)
-        facets_a = np.repeat(-geo.B.T[:, None, :], n_cones, axis=1)
-        cut_a = np.concatenate([self.a[:, cones], centre_a[:, :, None], facets_a], axis=2)   # (k, C, J)
-        cut_b = np.concatenate([self.b[cones], centre_b[:, None],
-                                np.broadcast_to(geo.p, (n_cones, geo.p.size))], axis=1)
-        tangent_kind = np.concatenate([self.on_facet[cones], centre_facet[:, None]], axis=1)
-        dots = np.einsum("kcj,kci->cji", cut_a, rr)                            # (C, J, k)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            lam = np.where(dots > 1e-14, cut_b[:, :, None] / dots, np.inf)
-        overshoot = np.max(lam / np.maximum(self.t[cones][:, None, :], 1e-300), axis=2)
-        best = np.argsort(overshoot, axis=1)[:, :CUTS_PER_CONE]
-        single = np.take_along_axis(lam, best[:, :, None], axis=1)
-        # The pair: best tangent cut of the cone's own rays, best facet.
-        rows = np.arange(n_cones)
-        tangent = np.argmin(np.where(tangent_kind, np.inf, overshoot[:, :k_r + 1]), axis=1)
-        facet = k_r + 1 + np.argmin(overshoot[:, k_r + 1:], axis=1)
-        d1, d2 = dots[rows, tangent], dots[rows, facet]                        # (C, k)
-        b1, b2 = cut_b[rows, tangent][:, None], cut_b[rows, facet][:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            one = np.minimum(np.where(d1 > 1e-14, b1 / d1, np.inf), np.where(d2 > 1e-14, b2 / d2, np.inf))
-            i, j = self.pairs.T
-            det = d1[:, i] * d2[:, j] - d1[:, j] * d2[:, i]
-            li = (b1 * d2[:, j] - b2 * d1[:, j]) / det
-            lj = (b2 * d1[:, i] - b1 * d2[:, i]) / det
-        ok = (np.abs(det) > 1e-14) & (li >= 0) & (lj >= 0)
-        li, lj = np.where(ok, li, 0.0), np.where(ok, lj, 0.0)
-        # F_mu at a vertex is quad - lam . (m . r): store the mu-independent quadratic parts.
-        s = self.s[cones]
-        cross = np.einsum("kcp,kl,lcp->cp", rr[:, :, i], geo.metric, rr[:, :, j])
-        two_quad = li**2 * s[:, i] + 2 * li * lj * cross + lj**2 * s[:, j]
-        return (*_finite_parts(single, single**2 * s[:, None, :]), *_finite_parts(one, one**2 * s),
-                np.stack([li, lj], axis=-1), two_quad)
-
-    def _set_values(self, m, which):
-        """F_mu at its largest vertex for each outer set of the cones ``which`` (m = B^T mu)."""
-        cones = self.cones[which]
-        mr = (m @ self.r)[cones]
-        single = np.max(self.single_quad[which] - self.single[which] * mr[:, None, :], axis=2)
-        pair = np.max(self.one_quad[which] - self.one[which] * mr, axis=1)
-        if len(self.pairs):
-            i, j = self.pairs.T
-            two = self.two[which]
-            f_two = self.two_quad[which] - two[..., 0] * mr[:, i] - two[..., 1] * mr[:, j]
-            pair = np.maximum(pair, np.max(f_two, axis=1))
-        return np.maximum(np.minimum(single.min(axis=1), pair), 0.0)  # F_mu(P_Y) = 0 is a vertex too
-
-    def _fresh(self, n):
-        """Bookkeeping for ``n`` new cones at the end: not yet evaluated, and their reach."""
-        new = slice(len(self.cones) - n, len(self.cones))
-        reach = np.maximum(np.max(np.where(np.isfinite(self.single_quad[new]), self.single[new], 0.0), axis=(1, 2)),
-                           np.max(self.one[new], axis=1))
-        if len(self.pairs):
-            reach = np.maximum(reach, np.max(self.two[new].sum(axis=2), axis=1))
-        k = self.geo.k
-        self.reach = np.concatenate([getattr(self, "reach", np.zeros(0)), reach])
-        self.cached = np.concatenate([getattr(self, "cached", np.zeros(0)), np.full(n, np.inf)])
-        self.m_at = np.concatenate([getattr(self, "m_at", np.zeros((0, k))), np.zeros((n, k))])
-
-    def ray_values(self, mu):
-        """F_mu at every ray's end point (all of them lie in Q)."""
-        return self.t**2 * self.s - self.t * ((self.geo.B.T @ mu) @ self.r)
-
-    def ray_points(self, which):
-        return self.geo.p[:, None] + self.geo.B @ (self.t[which] * self.r[:, which])
-
-    def bounds(self, mu, target=-np.inf):
-        """Upper bound of F_mu over Q within each cone: its largest value at the vertices of an outer set.
-
-        F_mu(P_Y + B c) = c^T metric c - (B^T mu)^T c is convex, so on a polytope it is
-        largest at a vertex; the bound is the smallest over the cone's outer sets.  A cone's
-        bound moves by at most ``reach * |m - m_at|`` when mu moves (every vertex lies within
-        ``reach`` of P_Y), so only cones that might exceed ``target`` are evaluated again; the
-        others keep that valid, slightly larger bound.
-        """
-        m = self.geo.B.T @ mu
-        slack = self.reach * np.linalg.norm(m[None, :] - self.m_at, axis=1)
-        bounds = self.cached + slack
-        stale = np.flatnonzero(bounds > target)
-        if stale.size:
-            bounds[stale] = self.cached[stale] = self._set_values(m, stale)
-            self.m_at[stale] = m
-        return bounds
-
-    def split(self, which):
-        """Bisect the widest edge of each cone in ``which``; return the new rays' end points."""
-        kr = self.cones.shape[1]
-        if kr == 1:
-            return np.zeros((self.geo.p.size, 0))
-        rr = self.r[:, self.cones[which]]
-        cosines = np.einsum("kli,klj->lij", rr, rr)
-        cosines[:, np.arange(kr), np.arange(kr)] = 2.0
-        i, j = np.unravel_index(np.argmin(cosines.reshape(len(which), -1), axis=1), (kr, kr))
-        cols = np.arange(len(which))
-        mid = rr[:, cols, i] + rr[:, cols, j]
-        new = self.r.shape[1] + cols
-        points = self.add_rays(mid / np.linalg.norm(mid, axis=0))
-        left, right = self.cones[which].copy(), self.cones[which].copy()
-        left[cols, i], right[cols, j] = new, new
-        keep = np.ones(len(self.cones), dtype=bool)
-        keep[which] = False
-        children = np.concatenate([left, right])
-        self.cones = np.concatenate([self.cones[keep], children])
-        for name, value in zip(self._sets, self._simplices(children)):
-            setattr(self, name, np.concatenate([getattr(self, name)[keep], value]))
-        self.cached, self.m_at = self.cached[keep], self.m_at[keep]
-        self.reach = self.reach[keep]
-        self._fresh(len(children))
-        return points
-
-
-def _finite_parts(lam, quad):
-    """Unbounded vertices (lam = inf) as lam = 0, quad = inf, so F_mu = inf there without NaNs."""
-    bounded = np.isfinite(lam)
-    return np.where(bounded, lam, 0.0), np.where(bounded, quad, np.inf)
 
 
 def _gains(model, q):
@@ -356,98 +134,6 @@ def _solve_priced(model, tree, columns):
         columns = np.concatenate([columns, tree.ray_points(worst)], axis=1)
     # Any mu gives a valid bound U(mu); these passes only make it tight.
     return columns, value, weights, mu
-
-
-def _pull_inside(geo, q):
-    """Project points onto the feasible set along rays from P_Y (exactly feasible end points)."""
-    c = geo.B_pinv @ (q - geo.p[:, None])
-    norm = np.linalg.norm(c, axis=0)
-    keep = norm > 1e-13
-    if not np.any(keep):
-        return np.zeros((geo.p.size, 0))
-    r = c[:, keep] / norm[keep]
-    t, ends, _, _ = geo.rays(r)
-    scale = np.minimum(norm[keep], t)
-    return geo.p[:, None] + geo.B @ (scale * r)
-
-
-def _polish_mechanism(geo, q, w, max_iter):
-    """Local optimum of sum_u w_u g(q_u) over the whole mechanism (SLSQP), started from (q, w)."""
-    p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
-    n_y, n_u = q.shape
-    log_level = math.log(geo.level) if geo.eps > 0 else 0.0
-    split = n_y * n_u
-
-    def unpack(x):
-        return x[:split].reshape(n_y, n_u), x[split:]
-
-    def objective(x):
-        qq, ww = unpack(x)
-        d = qq - p[:, None]
-        gains = np.sum(d * d / p[:, None], axis=0)
-        return -ww @ gains, -np.concatenate([(2 * d / p[:, None] * ww).ravel(), gains])
-
-    rows = np.arange(n_y)[:, None] * n_u + np.arange(n_u)[None, :]
-
-    def equalities(x):
-        qq, ww = unpack(x)
-        return np.concatenate([qq @ ww - p, qq.sum(axis=0) - 1])
-
-    def equalities_jac(x):
-        qq, ww = unpack(x)
-        jac = np.zeros((n_y + n_u, split + n_u))
-        jac[np.repeat(np.arange(n_y), n_u), rows.ravel()] = np.tile(ww, n_y)
-        jac[:n_y, split:] = qq
-        jac[n_y + np.tile(np.arange(n_u), n_y), rows.ravel()] = 1.0
-        return jac
-
-    def privacy(x):
-        z = np.maximum(A @ unpack(x)[0] / p_x[:, None], 1e-300)
-        return log_level - np.log(np.sum(p_x[:, None] * z**alpha, axis=0))
-
-    def privacy_jac(x):
-        z = np.maximum(A @ unpack(x)[0] / p_x[:, None], 1e-300)
-        grad = -(alpha * A.T @ z ** (alpha - 1)) / np.sum(p_x[:, None] * z**alpha, axis=0)
-        jac = np.zeros((n_u, split + n_u))
-        jac[np.tile(np.arange(n_u), n_y), rows.ravel()] = grad.ravel()
-        return jac
-
-    constraints = [{"type": "eq", "fun": equalities, "jac": equalities_jac}]
-    if geo.eps > 0:
-        constraints.append({"type": "ineq", "fun": privacy, "jac": privacy_jac})
-    else:
-        constraints.append({"type": "eq", "fun": lambda x: (A @ unpack(x)[0] - p_x[:, None]).ravel()})
-    res = optimize.minimize(objective, np.concatenate([q.ravel(), w]), jac=True, method="SLSQP",
-                            bounds=[(0.0, 1.0)] * (split + n_u), constraints=constraints,
-                            options={"maxiter": max_iter, "ftol": 1e-16})
-    return unpack(res.x)[0]
-
-
-def _price_locally(geo, mu, starts, max_iter):
-    """Local maxima of F_mu over the feasible set (SLSQP), from each start (columns)."""
-    p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
-    log_level = math.log(geo.level) if geo.eps > 0 else 0.0
-
-    def objective(q):
-        d = q - p
-        return -(np.sum(d * d / p) - mu @ d), -(2 * d / p - mu)
-
-    def privacy(q):
-        return log_level - math.log(max(np.sum(p_x * np.maximum(A @ q / p_x, 0.0) ** alpha), 1e-300))
-
-    def privacy_jac(q):
-        z = np.maximum(A @ q / p_x, 0.0)
-        return -(alpha * A.T @ z ** (alpha - 1)) / np.sum(p_x * z**alpha)
-
-    constraints = [{"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones_like(q)}]
-    if geo.eps > 0:
-        constraints.append({"type": "ineq", "fun": privacy, "jac": privacy_jac})
-    else:
-        constraints.append({"type": "eq", "fun": lambda q: A @ q - p_x, "jac": lambda q: A})
-    found = [optimize.minimize(objective, q0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * p.size,
-                               constraints=constraints, options={"maxiter": max_iter, "ftol": 1e-15}).x
-             for q0 in starts.T]
-    return np.array(found).T if found else np.zeros((p.size, 0))
 
 
 def _merge(q, w):
@@ -640,35 +326,6 @@ def _improve(model, geo, tree, columns, weights, max_iter):
     starts = columns[:, np.argsort(-reduced)[: min(12, columns.shape[1])]]
     columns = np.concatenate([columns, _pull_inside(geo, _price_locally(geo, mu, starts, max_iter))], axis=1)
     return _solve_priced(model, tree, columns)
-
-
-def _lines_through_centre(geo, q):
-    """Both end points of the line through P_Y parallel to q_i - q_j, for every pair of columns of q.
-
-    A two-output optimum lies on such a line; candidates found by a local optimiser are
-    only nearly collinear with P_Y, and the LP would then need a third output of tiny weight.
-    """
-    n = q.shape[1]
-    if n < 2:
-        return np.zeros((geo.p.size, 0))
-    i, j = np.triu_indices(n, 1)
-    c = geo.B_pinv @ (q[:, i] - q[:, j])
-    c = c[:, np.linalg.norm(c, axis=0) > 1e-13]
-    if c.shape[1] == 0:
-        return np.zeros((geo.p.size, 0))
-    c = c / np.linalg.norm(c, axis=0)
-    return geo.rays(np.concatenate([c, -c], axis=1))[1]
-
-
-def _seed_points(model, geo):
-    """End points along A^{-1} D_X^{1/2} v_i for the right singular vectors of W, both signs."""
-    if not isinstance(model, LeakageModel) or geo.eps == 0:
-        return np.zeros((model.p_y.size, 0))
-    _, _, vt = np.linalg.svd(model.W)
-    c = geo.B_pinv @ np.linalg.solve(model.A, np.sqrt(model.p_x)[:, None] * vt.T)
-    c = c[:, np.linalg.norm(c, axis=0) > 1e-12]
-    c = np.concatenate([c, -c], axis=1)
-    return geo.rays(c / np.linalg.norm(c, axis=0))[1]
 
 
 def _certified(mech, upper, source, rtol, started, cones):

@@ -1,0 +1,138 @@
+r"""Candidate posteriors for the linear program of :func:`~renyi.lift.optimum.global_optimum`.
+
+Local optimisers (SLSQP) over the whole mechanism and over single posteriors, the
+lines through :math:`P_Y` that two-output optima lie on, the singular directions of
+:math:`W`, and the projection that makes every candidate exactly feasible.  Taught in the
+chapter *General leakage matrices* (``book/part2``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize
+
+from .model import LeakageModel
+
+__all__: list[str] = []
+
+def _pull_inside(geo, q):
+    """Project points onto the feasible set along rays from P_Y (exactly feasible end points)."""
+    c = geo.B_pinv @ (q - geo.p[:, None])
+    norm = np.linalg.norm(c, axis=0)
+    keep = norm > 1e-13
+    if not np.any(keep):
+        return np.zeros((geo.p.size, 0))
+    r = c[:, keep] / norm[keep]
+    t, ends, _, _ = geo.rays(r)
+    scale = np.minimum(norm[keep], t)
+    return geo.p[:, None] + geo.B @ (scale * r)
+
+
+def _polish_mechanism(geo, q, w, max_iter):
+    """Local optimum of sum_u w_u g(q_u) over the whole mechanism (SLSQP), started from (q, w)."""
+    p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
+    n_y, n_u = q.shape
+    log_level = math.log(geo.level) if geo.eps > 0 else 0.0
+    split = n_y * n_u
+
+    def unpack(x):
+        return x[:split].reshape(n_y, n_u), x[split:]
+
+    def objective(x):
+        qq, ww = unpack(x)
+        d = qq - p[:, None]
+        gains = np.sum(d * d / p[:, None], axis=0)
+        return -ww @ gains, -np.concatenate([(2 * d / p[:, None] * ww).ravel(), gains])
+
+    rows = np.arange(n_y)[:, None] * n_u + np.arange(n_u)[None, :]
+
+    def equalities(x):
+        qq, ww = unpack(x)
+        return np.concatenate([qq @ ww - p, qq.sum(axis=0) - 1])
+
+    def equalities_jac(x):
+        qq, ww = unpack(x)
+        jac = np.zeros((n_y + n_u, split + n_u))
+        jac[np.repeat(np.arange(n_y), n_u), rows.ravel()] = np.tile(ww, n_y)
+        jac[:n_y, split:] = qq
+        jac[n_y + np.tile(np.arange(n_u), n_y), rows.ravel()] = 1.0
+        return jac
+
+    def privacy(x):
+        z = np.maximum(A @ unpack(x)[0] / p_x[:, None], 1e-300)
+        return log_level - np.log(np.sum(p_x[:, None] * z**alpha, axis=0))
+
+    def privacy_jac(x):
+        z = np.maximum(A @ unpack(x)[0] / p_x[:, None], 1e-300)
+        grad = -(alpha * A.T @ z ** (alpha - 1)) / np.sum(p_x[:, None] * z**alpha, axis=0)
+        jac = np.zeros((n_u, split + n_u))
+        jac[np.tile(np.arange(n_u), n_y), rows.ravel()] = grad.ravel()
+        return jac
+
+    constraints = [{"type": "eq", "fun": equalities, "jac": equalities_jac}]
+    if geo.eps > 0:
+        constraints.append({"type": "ineq", "fun": privacy, "jac": privacy_jac})
+    else:
+        constraints.append({"type": "eq", "fun": lambda x: (A @ unpack(x)[0] - p_x[:, None]).ravel()})
+    res = optimize.minimize(objective, np.concatenate([q.ravel(), w]), jac=True, method="SLSQP",
+                            bounds=[(0.0, 1.0)] * (split + n_u), constraints=constraints,
+                            options={"maxiter": max_iter, "ftol": 1e-16})
+    return unpack(res.x)[0]
+
+
+def _price_locally(geo, mu, starts, max_iter):
+    """Local maxima of F_mu over the feasible set (SLSQP), from each start (columns)."""
+    p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
+    log_level = math.log(geo.level) if geo.eps > 0 else 0.0
+
+    def objective(q):
+        d = q - p
+        return -(np.sum(d * d / p) - mu @ d), -(2 * d / p - mu)
+
+    def privacy(q):
+        return log_level - math.log(max(np.sum(p_x * np.maximum(A @ q / p_x, 0.0) ** alpha), 1e-300))
+
+    def privacy_jac(q):
+        z = np.maximum(A @ q / p_x, 0.0)
+        return -(alpha * A.T @ z ** (alpha - 1)) / np.sum(p_x * z**alpha)
+
+    constraints = [{"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones_like(q)}]
+    if geo.eps > 0:
+        constraints.append({"type": "ineq", "fun": privacy, "jac": privacy_jac})
+    else:
+        constraints.append({"type": "eq", "fun": lambda q: A @ q - p_x, "jac": lambda q: A})
+    found = [optimize.minimize(objective, q0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * p.size,
+                               constraints=constraints, options={"maxiter": max_iter, "ftol": 1e-15}).x
+             for q0 in starts.T]
+    return np.array(found).T if found else np.zeros((p.size, 0))
+
+
+def _lines_through_centre(geo, q):
+    """Both end points of the line through P_Y parallel to q_i - q_j, for every pair of columns of q.
+
+    A two-output optimum lies on such a line; candidates found by a local optimiser are
+    only nearly collinear with P_Y, and the LP would then need a third output of tiny weight.
+    """
+    n = q.shape[1]
+    if n < 2:
+        return np.zeros((geo.p.size, 0))
+    i, j = np.triu_indices(n, 1)
+    c = geo.B_pinv @ (q[:, i] - q[:, j])
+    c = c[:, np.linalg.norm(c, axis=0) > 1e-13]
+    if c.shape[1] == 0:
+        return np.zeros((geo.p.size, 0))
+    c = c / np.linalg.norm(c, axis=0)
+    return geo.rays(np.concatenate([c, -c], axis=1))[1]
+
+
+def _seed_points(model, geo):
+    """End points along A^{-1} D_X^{1/2} v_i for the right singular vectors of W, both signs."""
+    if not isinstance(model, LeakageModel) or geo.eps == 0:
+        return np.zeros((model.p_y.size, 0))
+    _, _, vt = np.linalg.svd(model.W)
+    c = geo.B_pinv @ np.linalg.solve(model.A, np.sqrt(model.p_x)[:, None] * vt.T)
+    c = c[:, np.linalg.norm(c, axis=0) > 1e-12]
+    c = np.concatenate([c, -c], axis=1)
+    return geo.rays(c / np.linalg.norm(c, axis=0))[1]

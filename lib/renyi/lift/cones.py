@@ -1,0 +1,245 @@
+r"""The geometry of the conical branch and bound behind :func:`~renyi.lift.optimum.global_optimum`.
+
+Directions from :math:`P_Y` are split into simplicial cones.  For each ray, the radial
+extent of the feasible set :math:`\mathcal Q^{\rm ex}_\epsilon` and a supporting hyperplane at
+its end (a facet :math:`q_y\ge0` or a tangent plane of the convex :math:`\Phi_\alpha`) are
+computed once; in each cone the feasible set then lies in polytopes cut off by those
+planes, and a convex function on a polytope is largest at one of its vertices.  Taught in
+the chapter *General leakage matrices* (``book/part2``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import linalg
+
+__all__: list[str] = []
+
+#: Candidate cuts kept per cone (each gives a valid simplex; the bound uses the best).
+CUTS_PER_CONE = 3
+
+
+#: Bisection steps for the radial extent of the feasible set (2^-60 of a step < 1 ulp).
+RADIAL_BISECTIONS = 60
+
+
+class _Geometry:
+    """The feasible set in coordinates c of the affine hull: q = P_Y + B c."""
+
+    def __init__(self, model, eps, alpha):
+        self.p, self.A, self.p_x = model.p_y, model.A, model.p_x
+        self.alpha, self.eps, self.level = alpha, eps, math.exp(alpha * eps)
+        if eps == 0:
+            # Perfect privacy forces A q = P_X (Jensen), so q moves in null(A) (Proposition 4).
+            self.B = linalg.null_space(self.A)
+        else:
+            self.B = linalg.null_space(np.ones((1, self.p.size)))
+            # Near P_Y the feasible set is the ellipsoid chi^2(Aq || P_X) <= r_0^2; in coordinates
+            # where it is a ball, cones bisected by angle stay round relative to it.
+            chi2_metric = self.B.T @ (self.A.T @ (self.A / self.p_x[:, None])) @ self.B
+            if np.linalg.cond(chi2_metric) < 1e10:
+                self.B = self.B @ np.linalg.inv(np.linalg.cholesky(chi2_metric)).T
+        self.k = self.B.shape[1]
+        self.B_pinv = np.linalg.pinv(self.B)
+        self.metric = self.B.T @ (self.B / self.p[:, None])  # g(P_Y + B c) = c^T metric c
+
+    def _phi(self, t, slope):
+        return np.sum(self.p_x[:, None] * np.maximum(1 + t * slope, 0.0) ** self.alpha, axis=0)
+
+    def rays(self, r, with_kind=False):
+        """Radial extent along unit coordinate directions ``r`` (k, m) and a supporting cut at each end.
+
+        Returns ``t`` (feasible side of the boundary), the end points ``q`` (n_y, m),
+        and cuts ``a^T c <= b`` valid for the whole feasible set.
+        """
+        d = self.B @ r
+        with np.errstate(divide="ignore"):
+            caps = np.where(d < -1e-15, self.p[:, None] / np.maximum(-d, 1e-300), np.inf)
+        facet = np.argmin(caps, axis=0)
+        cap = caps[facet, np.arange(r.shape[1])]
+        facet_cut_a, facet_cut_b = -self.B.T[:, facet], self.p[facet]
+        if self.eps == 0:
+            out = cap, self.p[:, None] + cap * d, facet_cut_a, facet_cut_b
+            return (*out, np.ones(cap.size, dtype=bool)) if with_kind else out
+        slope = (self.A @ d) / self.p_x[:, None]
+        on_facet = self._phi(cap, slope) <= self.level
+        lo, hi = np.zeros_like(cap), cap.copy()
+        for _ in range(RADIAL_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            inside = self._phi(mid, slope) <= self.level
+            lo = np.where(inside, mid, lo)
+            hi = np.where(inside, hi, mid)
+        t = np.where(on_facet, cap, lo)
+        q = self.p[:, None] + t * d
+        # Tangent plane of the convex Phi at a feasible point, shifted by its slack.
+        ratio = np.maximum(1 + t * slope, 0.0)
+        grad = self.B.T @ (self.alpha * self.A.T @ ratio ** (self.alpha - 1))
+        slack = np.maximum(self.level - self._phi(t, slope), 0.0)
+        tangent_b = np.sum(grad * (t * r), axis=0) + slack
+        a = np.where(on_facet, facet_cut_a, grad)
+        b = np.where(on_facet, facet_cut_b, tangent_b)
+        return (t, q, a, b, on_facet) if with_kind else (t, q, a, b)
+
+
+class _ConeTree:
+    """A partition of the directions into simplicial cones, each with simplices that contain Q in it."""
+
+    def __init__(self, geo: _Geometry):
+        self.geo = geo
+        k, p = geo.k, geo.p
+        if geo.k == geo.p.size - 1:
+            start = geo.B_pinv @ (np.eye(p.size) - p[:, None])  # towards the simplex vertices
+        else:
+            start = linalg.null_space(np.ones((1, k + 1))).T if k > 1 else np.array([[1.0, -1.0]])
+        self.cones = np.array([[j for j in range(k + 1) if j != i] for i in range(k + 1)])
+        self.r = np.zeros((k, 0))
+        self.t = self.s = self.b = np.zeros(0)
+        self.on_facet = np.zeros(0, dtype=bool)
+        self.a = np.zeros((k, 0))
+        self.pairs = np.array([(i, j) for i in range(k) for j in range(i + 1, k)], dtype=int).reshape(-1, 2)
+        self.points = self.add_rays(start / np.linalg.norm(start, axis=0))
+        self._sets = ("single", "single_quad", "one", "one_quad", "two", "two_quad")
+        for name, value in zip(self._sets, self._simplices(self.cones)):
+            setattr(self, name, value)
+        self._fresh(len(self.cones))
+
+    def add_rays(self, r):
+        t, q, a, b, on_facet = self.geo.rays(r, with_kind=True)
+        self.on_facet = np.concatenate([self.on_facet, on_facet])
+        self.r = np.concatenate([self.r, r], axis=1)
+        self.t, self.b = np.concatenate([self.t, t]), np.concatenate([self.b, b])
+        self.a = np.concatenate([self.a, a], axis=1)
+        self.s = np.concatenate([self.s, np.einsum("im,ij,jm->m", r, self.geo.metric, r)])
+        return q
+
+    def _simplices(self, cones):
+        """Outer sets of Q within each cone, in ray coordinates lam (q = P_Y + B sum_i lam_i r_i).
+
+        ``single`` (cones, cuts, k): for each of the best single cuts, Q in the cone lies in
+        conv(0, lam_i r_i).  ``pair``: the cone cut by the best facet *and* the best tangent
+        plane, a polytope whose vertices have at most two non-zero lam (k - 2 of the k + 2
+        constraints lam >= 0 are active at a vertex): ``one`` (cones, k) and
+        ``two`` (cones, P, 2) for the P index pairs ``self.pairs``; this is what bounds
+        cones that straddle a ridge where a facet meets the curved boundary.
+        """
+        geo = self.geo
+        n_cones, k_r = cones.shape
+        rr = self.r[:, cones]                                                  # (k, C, k)
+        # A tangent plane at the cone's centre is four times closer to Q than one at a corner.
+        centre = rr.sum(axis=2)
+        _, _, centre_a, centre_b, centre_facet = geo.rays(centre / np.linalg.norm(centre, axis=0), with_kind=True)
+        facets_a = np.repeat(-geo.B.T[:, None, :], n_cones, axis=1)
+        cut_a = np.concatenate([self.a[:, cones], centre_a[:, :, None], facets_a], axis=2)   # (k, C, J)
+        cut_b = np.concatenate([self.b[cones], centre_b[:, None],
+                                np.broadcast_to(geo.p, (n_cones, geo.p.size))], axis=1)
+        tangent_kind = np.concatenate([self.on_facet[cones], centre_facet[:, None]], axis=1)
+        dots = np.einsum("kcj,kci->cji", cut_a, rr)                            # (C, J, k)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(dots > 1e-14, cut_b[:, :, None] / dots, np.inf)
+        overshoot = np.max(lam / np.maximum(self.t[cones][:, None, :], 1e-300), axis=2)
+        best = np.argsort(overshoot, axis=1)[:, :CUTS_PER_CONE]
+        single = np.take_along_axis(lam, best[:, :, None], axis=1)
+        # The pair: best tangent cut of the cone's own rays, best facet.
+        rows = np.arange(n_cones)
+        tangent = np.argmin(np.where(tangent_kind, np.inf, overshoot[:, :k_r + 1]), axis=1)
+        facet = k_r + 1 + np.argmin(overshoot[:, k_r + 1:], axis=1)
+        d1, d2 = dots[rows, tangent], dots[rows, facet]                        # (C, k)
+        b1, b2 = cut_b[rows, tangent][:, None], cut_b[rows, facet][:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            one = np.minimum(np.where(d1 > 1e-14, b1 / d1, np.inf), np.where(d2 > 1e-14, b2 / d2, np.inf))
+            i, j = self.pairs.T
+            det = d1[:, i] * d2[:, j] - d1[:, j] * d2[:, i]
+            li = (b1 * d2[:, j] - b2 * d1[:, j]) / det
+            lj = (b2 * d1[:, i] - b1 * d2[:, i]) / det
+        ok = (np.abs(det) > 1e-14) & (li >= 0) & (lj >= 0)
+        li, lj = np.where(ok, li, 0.0), np.where(ok, lj, 0.0)
+        # F_mu at a vertex is quad - lam . (m . r): store the mu-independent quadratic parts.
+        s = self.s[cones]
+        cross = np.einsum("kcp,kl,lcp->cp", rr[:, :, i], geo.metric, rr[:, :, j])
+        two_quad = li**2 * s[:, i] + 2 * li * lj * cross + lj**2 * s[:, j]
+        return (*_finite_parts(single, single**2 * s[:, None, :]), *_finite_parts(one, one**2 * s),
+                np.stack([li, lj], axis=-1), two_quad)
+
+    def _set_values(self, m, which):
+        """F_mu at its largest vertex for each outer set of the cones ``which`` (m = B^T mu)."""
+        cones = self.cones[which]
+        mr = (m @ self.r)[cones]
+        single = np.max(self.single_quad[which] - self.single[which] * mr[:, None, :], axis=2)
+        pair = np.max(self.one_quad[which] - self.one[which] * mr, axis=1)
+        if len(self.pairs):
+            i, j = self.pairs.T
+            two = self.two[which]
+            f_two = self.two_quad[which] - two[..., 0] * mr[:, i] - two[..., 1] * mr[:, j]
+            pair = np.maximum(pair, np.max(f_two, axis=1))
+        return np.maximum(np.minimum(single.min(axis=1), pair), 0.0)  # F_mu(P_Y) = 0 is a vertex too
+
+    def _fresh(self, n):
+        """Bookkeeping for ``n`` new cones at the end: not yet evaluated, and their reach."""
+        new = slice(len(self.cones) - n, len(self.cones))
+        reach = np.maximum(np.max(np.where(np.isfinite(self.single_quad[new]), self.single[new], 0.0), axis=(1, 2)),
+                           np.max(self.one[new], axis=1))
+        if len(self.pairs):
+            reach = np.maximum(reach, np.max(self.two[new].sum(axis=2), axis=1))
+        k = self.geo.k
+        self.reach = np.concatenate([getattr(self, "reach", np.zeros(0)), reach])
+        self.cached = np.concatenate([getattr(self, "cached", np.zeros(0)), np.full(n, np.inf)])
+        self.m_at = np.concatenate([getattr(self, "m_at", np.zeros((0, k))), np.zeros((n, k))])
+
+    def ray_values(self, mu):
+        """F_mu at every ray's end point (all of them lie in Q)."""
+        return self.t**2 * self.s - self.t * ((self.geo.B.T @ mu) @ self.r)
+
+    def ray_points(self, which):
+        return self.geo.p[:, None] + self.geo.B @ (self.t[which] * self.r[:, which])
+
+    def bounds(self, mu, target=-np.inf):
+        """Upper bound of F_mu over Q within each cone: its largest value at the vertices of an outer set.
+
+        F_mu(P_Y + B c) = c^T metric c - (B^T mu)^T c is convex, so on a polytope it is
+        largest at a vertex; the bound is the smallest over the cone's outer sets.  A cone's
+        bound moves by at most ``reach * |m - m_at|`` when mu moves (every vertex lies within
+        ``reach`` of P_Y), so only cones that might exceed ``target`` are evaluated again; the
+        others keep that valid, slightly larger bound.
+        """
+        m = self.geo.B.T @ mu
+        slack = self.reach * np.linalg.norm(m[None, :] - self.m_at, axis=1)
+        bounds = self.cached + slack
+        stale = np.flatnonzero(bounds > target)
+        if stale.size:
+            bounds[stale] = self.cached[stale] = self._set_values(m, stale)
+            self.m_at[stale] = m
+        return bounds
+
+    def split(self, which):
+        """Bisect the widest edge of each cone in ``which``; return the new rays' end points."""
+        kr = self.cones.shape[1]
+        if kr == 1:
+            return np.zeros((self.geo.p.size, 0))
+        rr = self.r[:, self.cones[which]]
+        cosines = np.einsum("kli,klj->lij", rr, rr)
+        cosines[:, np.arange(kr), np.arange(kr)] = 2.0
+        i, j = np.unravel_index(np.argmin(cosines.reshape(len(which), -1), axis=1), (kr, kr))
+        cols = np.arange(len(which))
+        mid = rr[:, cols, i] + rr[:, cols, j]
+        new = self.r.shape[1] + cols
+        points = self.add_rays(mid / np.linalg.norm(mid, axis=0))
+        left, right = self.cones[which].copy(), self.cones[which].copy()
+        left[cols, i], right[cols, j] = new, new
+        keep = np.ones(len(self.cones), dtype=bool)
+        keep[which] = False
+        children = np.concatenate([left, right])
+        self.cones = np.concatenate([self.cones[keep], children])
+        for name, value in zip(self._sets, self._simplices(children)):
+            setattr(self, name, np.concatenate([getattr(self, name)[keep], value]))
+        self.cached, self.m_at = self.cached[keep], self.m_at[keep]
+        self.reach = self.reach[keep]
+        self._fresh(len(children))
+        return points
+
+
+def _finite_parts(lam, quad):
+    """Unbounded vertices (lam = inf) as lam = 0, quad = inf, so F_mu = inf there without NaNs."""
+    bounded = np.isfinite(lam)
+    return np.where(bounded, lam, 0.0), np.where(bounded, quad, np.inf)

@@ -1,0 +1,314 @@
+r"""The Part I sweeps: their definitions, their tasks, and the rows one task computes.
+
+Each sweep of :mod:`renyi.experiments` is a dict of parameters in :data:`SWEEPS`; a
+:class:`Task` is one (sweep, case, n, block of replicates), drawing from its own stream
+``SeedSequence(ROOT_SEED, spawn_key=task.key)``; :func:`run_task` computes its rows and
+:func:`summarize` aggregates them for the chapters.  Writing files, caching parts and the
+manifest are :mod:`renyi.experiments`' job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from .audit import DensityFit, bound_from_densities, bounds_from_fit, default_floor, fit_densities, paper_floor
+from .mechanisms import ADJACENT_PAIR, MECHANISMS
+
+__all__ = ["ROOT_SEED", "SWEEPS", "FIELDS", "Task", "tasks_for", "run_task", "summarize"]
+
+#: Root entropy of every Part I sweep (minted once with SeedSequence().entropy, then fixed).
+ROOT_SEED = 0x5EED_2026_1129_0001
+
+
+SECTION4 = {
+    "mechanisms": list(MECHANISMS),
+    "sizes": [1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000, 10_000_000],
+    "orders": [2.0, 5.0, 7.0],
+    "replicates": 100,
+    "block": 25,
+}
+
+
+TUNING = {
+    "mechanisms": ["gaussian", "laplace"],
+    "sizes": [10_000, 1_000_000],
+    "orders": [2.0, 5.0],
+    "replicates": 100,
+    "block": 25,
+    "bandwidth_factors": [0.25, 0.5, 1.0, 2.0, 4.0],
+    "floor_factors": [0.1, 0.3, 1.0, 3.0, 10.0],
+    "beta_tau": [0.1, 1.0, 10.0],
+}
+
+
+ORDERS = {
+    "mechanisms": ["gaussian", "laplace", "randomized_response", "gaussian_p_eq_q",
+                   "randomized_response_p_eq_q"],
+    "sizes": [100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000],
+    "orders": [1.01, 1.5, 2.0, 5.0, 10.0, 20.0, 32.0, 64.0],
+    "replicates": 100,
+    "block": 25,
+}
+
+
+FLOOR_R = {
+    "mechanisms": ["randomized_response", "shuffled_randomized_response"],
+    "sizes": [10_000, 100_000, 1_000_000],
+    "orders": [2.0, 5.0, 7.0],
+    "replicates": 100,
+    "block": 25,
+    "relative_errors": [0.2, 0.3, 0.4, 0.6, 0.8],
+}
+
+
+SWEEPS = {"section4": SECTION4, "tuning": TUNING, "orders": ORDERS, "floor_r": FLOOR_R}
+
+
+#: The level of every shipped bound.
+ALPHA = 0.05
+
+
+FIELDS = {
+    "section4": ["mechanism", "n", "replicate", "order", "target", "estimate", "std_error", "bias", "lower",
+                 "reliable", "bound_order", "lower_eq16", "target_reverse", "lower_both", "direction_both",
+                 "lower_paper", "floor_paper", "bandwidth", "floor", "beta"],
+    "tuning": ["mechanism", "n", "replicate", "order", "target", "bandwidth_factor", "floor_factor", "beta_tau",
+               "bandwidth", "floor", "beta", "estimate", "std_error", "bias", "lower"],
+    "orders": ["mechanism", "n", "replicate", "order", "target", "estimate", "std_error", "bias", "lower",
+               "reliable", "bound_order", "direction", "lower_eq16"],
+    "floor_r": ["mechanism", "n", "replicate", "order", "target", "relative_error", "floor", "estimate",
+                "std_error", "bias", "lower"],
+}
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: a block of replicates for one case (mechanism) and sample size.
+
+    Attributes
+    ----------
+    sweep, mechanism : str
+    n : int
+        Samples per database.
+    block : int
+        Index of the block of replicates.
+    replicates : tuple of int
+        The replicate ids of the block.
+    """
+
+    sweep: str
+    mechanism: str
+    n: int
+    block: int
+    replicates: tuple[int, ...]
+
+    @property
+    def key(self) -> tuple[int, int, int, int]:
+        """spawn_key of the task's stream: (sweep, case, size, block) indices."""
+        spec = SWEEPS[self.sweep]
+        return (list(SWEEPS).index(self.sweep), spec["mechanisms"].index(self.mechanism),
+                spec["sizes"].index(self.n), self.block)
+
+    @property
+    def name(self) -> str:
+        return f"{self.sweep}-{self.mechanism}-n{self.n}-b{self.block}"
+
+
+def tasks_for(sweep: str, *, sizes=None, mechanisms=None, replicates=None) -> list[Task]:
+    """The tasks of a sweep, optionally restricted (the restriction keeps each task's seed).
+
+    Parameters
+    ----------
+    sweep : str
+        A key of ``SWEEPS``.
+    sizes, mechanisms : sequence, optional
+        Restrict the sweep (a smaller, quicker run).
+    replicates : int, optional
+        Replicates per point (default: the sweep's).
+
+    Returns
+    -------
+    list of Task
+    """
+    spec = SWEEPS[sweep]
+    reps = spec["replicates"] if replicates is None else replicates
+    out = []
+    for mech in spec["mechanisms"]:
+        if mechanisms is not None and mech not in mechanisms:
+            continue
+        for n in spec["sizes"]:
+            if sizes is not None and n not in sizes:
+                continue
+            for block, start in enumerate(range(0, reps, spec["block"])):
+                out.append(Task(sweep, mech, n, block, tuple(range(start, min(start + spec["block"], reps)))))
+    return out
+
+
+def _stream(task: Task) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(ROOT_SEED, spawn_key=task.key))
+
+
+def _case(name: str):
+    """(mechanism, database of Q, target function) of a case; ``*_p_eq_q`` samples x twice."""
+    x, x_prime = ADJACENT_PAIR
+    if name.endswith("_p_eq_q"):
+        return MECHANISMS[name[: -len("_p_eq_q")]], x, (lambda order: 0.0)
+    mech = MECHANISMS[name]
+    return mech, x_prime, mech.target
+
+
+def run_task(task: Task) -> list[dict]:
+    """Run one task and return its rows (deterministic given the task).
+
+    Parameters
+    ----------
+    task : Task
+
+    Returns
+    -------
+    list of dict
+        One row per replicate, order (and tuning) of the task.
+    """
+    spec = SWEEPS[task.sweep]
+    mech, db_q, target = _case(task.mechanism)
+    x = ADJACENT_PAIR[0]
+    rng = _stream(task)
+    # One child stream per replicate, so a replicate's numbers do not depend on its block size.
+    streams = rng.spawn(spec["block"])
+    rows = []
+    for rep, stream in zip(task.replicates, streams):
+        rng_p, rng_q = stream.spawn(2)
+        a, b = mech.sample(x, task.n, rng_p), mech.sample(db_q, task.n, rng_q)
+        base = {"mechanism": task.mechanism, "n": task.n, "replicate": rep}
+        if task.sweep == "tuning":
+            rows.extend(_tuning_rows(task, mech, a, b, rep, spec))
+            continue
+        fit = fit_densities(a, b, discrete=mech.discrete)
+        if task.sweep == "section4":
+            rows.extend(_section4_rows(base, mech, fit, spec["orders"]))
+        elif task.sweep == "orders":
+            rows.extend(_orders_rows(base, target, fit, spec["orders"]))
+        else:
+            rows.extend(_floor_r_rows(base, mech, fit, spec))
+    return rows
+
+
+def _eq16(bound) -> float:
+    """Eq. (16) exactly as printed, on the estimate and standard error of ``bound`` (level ALPHA)."""
+    return bound.estimate + stats.norm.ppf(ALPHA) * bound.std_error
+
+
+def _section4_rows(base, mech, fit: DensityFit, orders):
+    forward = bounds_from_fit(fit, orders, direction="forward")
+    both = bounds_from_fit(fit, orders, direction="both")
+    tau_paper = None if fit.discrete else paper_floor(fit.bandwidth, fit.scale)
+    rows = []
+    for fb, bb in zip(forward, both):
+        lower_paper = None
+        if tau_paper is not None:
+            est, se, _, lower_paper = bound_from_densities(
+                fit.p, fit.q, fb.order, tau_paper, 1.0 / tau_paper, fit.dx, fit.n_p, fit.n_q,
+                bandwidth=fit.bandwidth, alpha=ALPHA, bias_correction=False)
+        rows.append(base | {
+            "order": fb.order, "target": mech.target(fb.order), "estimate": fb.estimate,
+            "std_error": fb.std_error, "bias": fb.bias, "lower": fb.lower, "reliable": int(fb.reliable),
+            "bound_order": fb.bound_order, "lower_eq16": _eq16(fb),
+            "target_reverse": mech.reverse_target(fb.order), "lower_both": bb.lower,
+            "direction_both": bb.direction, "lower_paper": lower_paper, "floor_paper": tau_paper,
+            "bandwidth": fb.bandwidth, "floor": fb.floor, "beta": fb.beta})
+    return rows
+
+
+def _orders_rows(base, target, fit: DensityFit, orders):
+    rows = []
+    for bound in bounds_from_fit(fit, orders):
+        forward = next(d for d in bound.directions if d.direction == "P||Q")
+        rows.append(base | {
+            "order": bound.order, "target": target(bound.order), "estimate": bound.estimate,
+            "std_error": bound.std_error, "bias": bound.bias, "lower": bound.lower,
+            "reliable": int(bound.reliable), "bound_order": bound.bound_order, "direction": bound.direction,
+            "lower_eq16": forward.estimate + stats.norm.ppf(ALPHA) * forward.std_error})
+    return rows
+
+
+def _floor_r_rows(base, mech, fit: DensityFit, spec):
+    rows = []
+    for r in spec["relative_errors"]:
+        tau = default_floor(min(fit.n_p, fit.n_q), relative_error=r)
+        for bound in bounds_from_fit(fit, spec["orders"], floor=tau, direction="forward"):
+            rows.append(base | {
+                "order": bound.order, "target": mech.target(bound.order), "relative_error": r,
+                "floor": tau, "estimate": bound.estimate, "std_error": bound.std_error, "bias": bound.bias,
+                "lower": bound.lower})
+    return rows
+
+
+def _tuning_rows(task, mech, a, b, rep, spec):
+    fit0 = fit_densities(a, b)
+    h0 = fit0.bandwidth
+    tau0 = default_floor(task.n, bandwidth=h0)
+    rows = []
+    combos = [(hf, tf, 1.0) for hf in spec["bandwidth_factors"] for tf in spec["floor_factors"]]
+    combos += [(1.0, 1.0, bt) for bt in spec["beta_tau"] if bt != 1.0]
+    fits = {1.0: fit0}
+    for hf, tf, bt in combos:
+        h = h0 * hf
+        if hf not in fits:
+            fits[hf] = fit_densities(a, b, bandwidth=h)
+        fit = fits[hf]
+        tau = tau0 * tf
+        beta = bt / tau
+        for bound in bounds_from_fit(fit, spec["orders"], floor=tau, beta=beta, direction="forward"):
+            rows.append({"mechanism": task.mechanism, "n": task.n, "replicate": rep, "order": bound.order,
+                         "target": mech.target(bound.order), "bandwidth_factor": hf, "floor_factor": tf,
+                         "beta_tau": bt, "bandwidth": h, "floor": tau, "beta": beta,
+                         "estimate": bound.estimate, "std_error": bound.std_error, "bias": bound.bias,
+                         "lower": bound.lower})
+    return rows
+
+
+def summarize(rows, by=("mechanism", "n", "order"), *, column="lower", target="target") -> list[dict]:
+    r"""Per-group summaries of a sweep: replicates, mean of ``column``/target, 5–95 % band, coverage.
+
+    Coverage is the fraction of replicates with ``column <= target``, i.e. with
+    a valid lower bound, with its exact (Clopper–Pearson) 95 % interval
+    ``coverage_low``–``coverage_high``; ``positive`` is the fraction with
+    ``column > 0``.  Returns one dict per group, sorted by the group key.
+
+    Parameters
+    ----------
+    rows : list of dict
+    by : tuple of str
+        Grouping keys.
+    column : str, default "lower"
+        The bound column summarised.
+    target : str, default "target"
+        The column of the exact divergence.
+
+    Returns
+    -------
+    list of dict
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault(tuple(row[k] for k in by), []).append(row)
+    out = []
+    for key in sorted(groups, key=lambda k: tuple(str(v) if isinstance(v, str) else v for v in k)):
+        g = [r for r in groups[key] if r[column] is not None]
+        if not g:
+            continue
+        values = np.array([r[column] for r in g])
+        truth = np.array([r[target] for r in g])
+        entry = dict(zip(by, key))
+        covered = int(np.sum(values <= truth))
+        ci = stats.binomtest(covered, len(g)).proportion_ci(0.95, method="exact")
+        entry.update(replicates=len(g), target=float(truth[0]), mean=float(values.mean()),
+                     q05=float(np.quantile(values, 0.05)), q95=float(np.quantile(values, 0.95)),
+                     mean_ratio=float(values.mean() / truth[0]) if truth[0] != 0 else float("nan"),
+                     coverage=covered / len(g), coverage_low=float(ci.low), coverage_high=float(ci.high),
+                     positive=float(np.mean(values > 0)))
+        out.append(entry)
+    return out
