@@ -64,6 +64,7 @@ FLOOR_R = {
 }
 
 
+#: Every sweep by name: the parameters that define it (recorded in the manifest).
 SWEEPS = {"section4": SECTION4, "tuning": TUNING, "orders": ORDERS, "floor_r": FLOOR_R}
 
 
@@ -71,6 +72,7 @@ SWEEPS = {"section4": SECTION4, "tuning": TUNING, "orders": ORDERS, "floor_r": F
 ALPHA = 0.05
 
 
+#: The columns of each sweep's CSV.
 FIELDS = {
     "section4": ["mechanism", "n", "replicate", "order", "target", "estimate", "std_error", "bias", "lower",
                  "reliable", "bound_order", "lower_eq16", "target_reverse", "lower_both", "direction_both",
