@@ -45,6 +45,7 @@ __all__ = [
     "alpha_lift",
     "renyi_from_lift",
     "log_integral",
+    "quadrature_renyi",
 ]
 
 
@@ -413,3 +414,48 @@ def renyi_from_lift(lift, order):
     logs = np.log(np.maximum(arr, 1.0))
     out = logs if math.isinf(alpha) else alpha / (alpha - 1) * logs
     return float(out) if out.ndim == 0 else out
+
+
+def quadrature_renyi(logpdf_p, logpdf_q, order, *, kinks=(0.0,), span=400.0) -> float:
+    r""":math:`D_\lambda(p\|q)` of two densities on the line by composite Gauss–Legendre quadrature in log space.
+
+    .. math::
+
+        D_\lambda(p\|q)=\frac1{\lambda-1}\log\int p(t)^\lambda q(t)^{1-\lambda}\,dt .
+
+    The line is cut at the kinks and then geometrically towards :math:`\pm` ``span``,
+    64 nodes per piece; the integrand is smooth on each piece, so the rule is
+    accurate to about 1e-13 relative, and vectorised (milliseconds).
+
+    Parameters
+    ----------
+    logpdf_p, logpdf_q : callable
+        Vectorised log-densities of :math:`p` and :math:`q`.
+    order : float
+        :math:`\lambda>1`.
+    kinks : sequence of float, default (0,)
+        Points where an integrand is not smooth (at least one; e.g. Laplace centres).
+    span : float, default 400
+        Half-width of the integration range around the kinks (the tails beyond must be
+        negligible).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> round(quadrature_renyi(stats.norm(1, 5).logpdf, stats.norm(0, 5).logpdf, 2.0), 12)   # 2 / (2 * 25)
+    0.04
+    """
+    nodes, weights = np.polynomial.legendre.leggauss(64)
+    k = np.sort(np.asarray(kinks, dtype=float))
+    left = k[0] - np.concatenate([[0.0], np.geomspace(0.25, span, 24)])[::-1]
+    right = k[-1] + np.concatenate([[0.0], np.geomspace(0.25, span, 24)])
+    cuts = np.unique(np.concatenate([left, k, right]))
+    a, b = cuts[:-1, None], cuts[1:, None]
+    t = (0.5 * (b - a) * nodes[None, :] + 0.5 * (a + b)).ravel()
+    logw = np.log((0.5 * (b - a) * weights[None, :]).ravel())
+    log_f = order * logpdf_p(t) + (1 - order) * logpdf_q(t) + logw
+    return float(logsumexp(log_f)) / (order - 1)

@@ -20,111 +20,25 @@ build others with different parameters from the classes, e.g.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 from scipy import special, stats
 
-from ._validation import as_int, as_order, as_positive_scalar, as_probability, as_real_array
-from .divergence import gaussian_renyi, laplace_renyi, renyi_divergence
+from ._validation import as_int, as_positive_scalar, as_probability
+from .divergence import gaussian_renyi, laplace_renyi, quadrature_renyi
+# The base class and the adjacent pair (renyi.mechanism) and randomized response
+# (renyi.randomized_response) are re-exported: the registry below is the public entry point.
+from .mechanism import (_CHUNK, ADJACENT_PAIR, MAX_TARGET_ORDER, Mechanism, _check_database,  # noqa: F401
+                        _check_n, _check_rng, _integer_order, _target_order)
+from .randomized_response import RandomizedResponse, ShuffledRandomizedResponse, shuffled_rr_rdp  # noqa: F401
 
-__all__ = [
-    "ADJACENT_PAIR", "MECHANISMS", "Mechanism",
-    "LaplaceMechanism", "GaussianMechanism", "SubsampledMechanism",
-    "RandomizedResponse", "ShuffledRandomizedResponse", "NoisyGradientDescent",
-    "subsampled_rdp", "shuffled_rr_rdp",
-]
+__all__ = ["MECHANISMS", "LaplaceMechanism", "GaussianMechanism", "SubsampledMechanism", "NoisyGradientDescent",
+           "subsampled_rdp"]
 
-#: The adjacent databases of eq. (21): x = (1, 0, ..., 0) and x' = (0, ..., 0) in [0,1]^10.
-ADJACENT_PAIR: tuple[np.ndarray, np.ndarray] = (np.eye(1, 10).ravel(), np.zeros(10))
 ADJACENT_PAIR[0].setflags(write=False)
 ADJACENT_PAIR[1].setflags(write=False)
-
-#: Outputs are generated in chunks of this many draws to bound peak memory.
-_CHUNK = 2_000_000
-
-
-def _check_database(database, *, binary: bool = False) -> np.ndarray:
-    x = as_real_array(database, "database", ndim=1)
-    if np.any((x < 0) | (x > 1)):
-        raise ValueError("database entries must lie in [0, 1] (the unit cube of Section IV)")
-    if binary and not np.all((x == 0) | (x == 1)):
-        raise ValueError("database entries must be 0 or 1 for randomized response")
-    return x
-
-
-def _check_n(n) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"n must be an integer, got {n!r}")
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n}")
-    return int(n)
-
-
-def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
-    return rng
-
-
-#: Largest order for which targets are computed.  The exact subsampled target is a sum of
-#: ``order`` terms (cost O(order), vectorised: about 10 ms at 10^4); far beyond, the values
-#: are of no use to an audit, whose bounds stop being informative long before.
-MAX_TARGET_ORDER = 10_000
-
-
-def _target_order(order) -> float:
-    lam = as_order(order, "order", minimum=1.0, allow_inf=False)
-    if lam > MAX_TARGET_ORDER:
-        raise ValueError(f"order must be at most {MAX_TARGET_ORDER:,} for the exact targets "
-                         f"(their cost grows linearly with the order), got {lam:g}")
-    return lam
-
-
-def _integer_order(order: float) -> int | None:
-    return int(order) if float(order).is_integer() and order >= 2 else None
-
-
-@dataclass(frozen=True)
-class Mechanism:
-    """Base class: a sampler plus the exact divergence for the pair (21).
-
-    Attributes
-    ----------
-    name : str
-        The key of :data:`MECHANISMS`.
-    discrete : bool
-        Whether outputs are discrete (relative frequencies) or real (KDE).
-    params : dict
-        The constructor parameters.
-    """
-
-    name: str = field(init=False, default="")
-    discrete: bool = field(init=False, default=False)
-
-    @property
-    def params(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("name", "discrete")}
-
-    def sample(self, database, n, rng):  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def target(self, order) -> float:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def reverse_target(self, order) -> float:
-        r"""The exact :math:`D_\lambda(q\|p)` for the pair (21), with the roles of x and x' swapped.
-
-        Adjacency is symmetric, so :math:`\varepsilon(\lambda)` is at least the larger of
-        ``target(order)`` and this.  For the symmetric mechanisms (Laplace, Gaussian,
-        randomized response, noisy gradient descent) the two are equal.
-        """
-        return self.target(order)
-
-    def __str__(self) -> str:
-        args = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in self.params.items())
-        return f"{self.name}({args})"
 
 
 # ------------------------------------------------------------------ additive
@@ -299,13 +213,13 @@ class SubsampledMechanism(Mechanism):
         lam = _target_order(order)
         if _integer_order(lam) is not None:
             return subsampled_rdp(self.base.target, self.gamma, int(lam))
-        return _quadrature_renyi(self.logpdf(ADJACENT_PAIR[0]), self.logpdf(ADJACENT_PAIR[1]), lam,
+        return quadrature_renyi(self.logpdf(ADJACENT_PAIR[0]), self.logpdf(ADJACENT_PAIR[1]), lam,
                                  kinks=(0.0, 1.0), span=80 * self.scale)
 
     def reverse_target(self, order):
         """:math:`D_\\lambda(q\\|p)`: the base noise against the subsampled mixture, by quadrature."""
         lam = _target_order(order)
-        return _quadrature_renyi(self.logpdf(ADJACENT_PAIR[1]), self.logpdf(ADJACENT_PAIR[0]), lam,
+        return quadrature_renyi(self.logpdf(ADJACENT_PAIR[1]), self.logpdf(ADJACENT_PAIR[0]), lam,
                                  kinks=(0.0, 1.0), span=80 * self.scale)
 
     def logpdf(self, database):
@@ -329,183 +243,7 @@ class SubsampledMechanism(Mechanism):
         return logpdf
 
 
-def _quadrature_renyi(logpdf_p, logpdf_q, lam, *, kinks=(), span=400.0) -> float:
-    r""":math:`D_\lambda` by composite Gauss–Legendre quadrature in log space.
-
-    The line is cut at the kinks and then geometrically towards :math:`\pm` ``span``,
-    64 nodes per piece; the integrand is smooth on each piece, so the rule is
-    accurate to about 1e-13 relative, and vectorised (milliseconds).
-    """
-    nodes, weights = np.polynomial.legendre.leggauss(64)
-    k = np.sort(np.asarray(kinks, dtype=float))
-    left = k[0] - np.concatenate([[0.0], np.geomspace(0.25, span, 24)])[::-1]
-    right = k[-1] + np.concatenate([[0.0], np.geomspace(0.25, span, 24)])
-    cuts = np.unique(np.concatenate([left, k, right]))
-    a, b = cuts[:-1, None], cuts[1:, None]
-    t = (0.5 * (b - a) * nodes[None, :] + 0.5 * (a + b)).ravel()
-    logw = np.log((0.5 * (b - a) * weights[None, :]).ravel())
-    log_f = lam * logpdf_p(t) + (1 - lam) * logpdf_q(t) + logw
-    return float(special.logsumexp(log_f)) / (lam - 1)
-
-
 # ----------------------------------------------------- randomized response
-
-def _rr_keep_probability(eps0: float) -> float:
-    return 1.0 / (1.0 + math.exp(-eps0))  # e^eps/(1+e^eps), overflow-free
-
-
-@dataclass(frozen=True)
-class RandomizedResponse(Mechanism):
-    r"""Binary randomized response on every bit (local model), Section IV (c).
-
-    Each :math:`x_i\in\{0,1\}` is reported truthfully with probability
-    :math:`e^{\varepsilon_0}/(1+e^{\varepsilon_0})` and flipped otherwise; the
-    output is the vector of the :math:`m` reports, returned as an
-    ``(n, m)`` array of ``uint8``.  For the pair (21) only the first bit's law
-    differs, so
-
-    .. math::
-
-        \varepsilon(\lambda)=\frac{1}{\lambda-1}\log\Big\{\Big(\tfrac{e^{\varepsilon_0}}{e^{\varepsilon_0}+1}\Big)^{\lambda}
-        \Big(\tfrac{1}{e^{\varepsilon_0}+1}\Big)^{1-\lambda}+\Big(\tfrac{e^{\varepsilon_0}}{e^{\varepsilon_0}+1}\Big)^{1-\lambda}
-        \Big(\tfrac{1}{e^{\varepsilon_0}+1}\Big)^{\lambda}\Big\}.
-
-    Parameters
-    ----------
-    eps0 : float, default 1.5
-        Local privacy parameter :math:`\varepsilon_0>0` of each bit.
-    """
-
-    eps0: float = 1.5
-
-    def __post_init__(self):
-        object.__setattr__(self, "eps0", as_positive_scalar(self.eps0, "eps0"))
-        object.__setattr__(self, "name", "randomized_response")
-        object.__setattr__(self, "discrete", True)
-
-    def sample(self, database, n, rng):
-        x, n, rng = _check_database(database, binary=True), _check_n(n), _check_rng(rng)
-        keep = _rr_keep_probability(self.eps0)
-        out = np.empty((n, x.size), dtype=np.uint8)
-        for start in range(0, n, _CHUNK):
-            k = min(_CHUNK, n - start)
-            flip = rng.random((k, x.size)) >= keep
-            out[start:start + k] = np.bitwise_xor(x.astype(np.uint8)[None, :], flip)
-        return out
-
-    def target(self, order):
-        lam = _target_order(order)
-        keep = _rr_keep_probability(self.eps0)
-        return renyi_divergence([keep, 1 - keep], [1 - keep, keep], lam)
-
-
-def shuffled_rr_rdp(eps0: float, m: int, order: int) -> float:
-    r"""The shuffle-model RDP formula of Section IV (d), from Girgis et al. (2021).
-
-    .. math::
-
-        D_\lambda=\frac{1}{\lambda-1}\log\Big\{1+\binom{\lambda}{2}\frac{(e^{\varepsilon_0}-1)^2}{m e^{\varepsilon_0}}
-        +\sum_{j=3}^{\lambda}\binom{\lambda}{j}\Big(\frac{e^{2\varepsilon_0}-1}{m e^{\varepsilon_0}}\Big)^{j}
-        \mathbb E\Big[\Big(Z-\frac{m}{e^{\varepsilon_0}+1}\Big)^{j}\Big]\Big\},
-        \quad Z\sim\mathrm{Bin}\big(m,\tfrac{1}{e^{\varepsilon_0}+1}\big),
-
-    for integer :math:`\lambda\ge2`.  For the pair (21) it equals the exact
-    divergence of the count-of-ones laws (checked in the tests).
-
-    Parameters
-    ----------
-    eps0 : float
-        Local randomizer's :math:`\varepsilon_0`.
-    m : int
-        Number of users.
-    order : int
-        Integer order :math:`\lambda\ge2`.
-
-    Returns
-    -------
-    float
-
-    References
-    ----------
-    :cite:t:`girgis2021renyi`.
-    """
-    lam = _integer_order(order)
-    if lam is None:
-        raise ValueError(f"order must be an integer >= 2, got {order!r}")
-    e = math.exp(eps0)
-    q1 = 1.0 / (e + 1.0)
-    z = np.arange(m + 1)
-    pz = stats.binom(m, q1).pmf(z)
-    total = 1.0 + special.comb(lam, 2) * (e - 1) ** 2 / (m * e)
-    for j in range(3, lam + 1):
-        total += special.comb(lam, j) * ((e * e - 1) / (m * e)) ** j * float(np.sum(pz * (z - m * q1) ** j))
-    return math.log(total) / (lam - 1)
-
-
-@dataclass(frozen=True)
-class ShuffledRandomizedResponse(Mechanism):
-    r"""Randomized response followed by a uniform shuffle, Section IV (d).
-
-    **Output representation.**  The shuffled vector
-    :math:`(R_{\pi(1)},\dots,R_{\pi(m)})` has the law "draw the number of ones
-    :math:`C=\sum_iR_i`, then place them at uniformly random positions".  The
-    second step is a fixed Markov kernel that does not depend on the database,
-    and :math:`C` is a function of the shuffled vector; by the data-processing
-    inequality applied in both directions, :math:`D_\lambda` between the laws of
-    the shuffled vectors equals :math:`D_\lambda` between the laws of :math:`C`.
-    The sampler therefore returns the count :math:`C\in\{0,\dots,m\}`
-    (an ``int64`` array), which loses no information about the database and
-    makes relative frequencies live on :math:`m+1` cells instead of :math:`2^m`.
-
-    The target is :func:`shuffled_rr_rdp` (Girgis et al.) for integer orders
-    and the exact divergence of the count laws otherwise.
-
-    Parameters
-    ----------
-    eps0 : float, default 1.5
-        Local privacy parameter of each user's randomizer.
-    m : int, default 10
-        Number of users (bits) shuffled.
-    """
-
-    eps0: float = 1.5
-    m: int = 10
-
-    def __post_init__(self):
-        object.__setattr__(self, "eps0", as_positive_scalar(self.eps0, "eps0"))
-        as_int(self.m, "m")
-        object.__setattr__(self, "name", "shuffled_randomized_response")
-        object.__setattr__(self, "discrete", True)
-
-    def sample(self, database, n, rng):
-        x, n, rng = _check_database(database, binary=True), _check_n(n), _check_rng(rng)
-        keep = _rr_keep_probability(self.eps0)
-        ones = int(x.sum())
-        # Reports of the ones stay 1 w.p. keep; reports of the zeros become 1 w.p. 1 - keep.
-        return rng.binomial(ones, keep, size=n) + rng.binomial(x.size - ones, 1 - keep, size=n)
-
-    def count_pmf(self, database) -> np.ndarray:
-        """Exact law of the number of ones in the shuffled report, on {0, ..., m}."""
-        x = _check_database(database, binary=True)
-        keep = _rr_keep_probability(self.eps0)
-        ones = int(x.sum())
-        return np.convolve(stats.binom(ones, keep).pmf(np.arange(ones + 1)),
-                           stats.binom(x.size - ones, 1 - keep).pmf(np.arange(x.size - ones + 1)))
-
-    def target(self, order):
-        lam = _target_order(order)
-        # Girgis et al.'s sum has lam terms of alternating size; beyond 64 it is evaluated as the
-        # exact divergence of the count laws, which it equals (tests), in log space.
-        if _integer_order(lam) is not None and lam <= 64:
-            return shuffled_rr_rdp(self.eps0, self.m, int(lam))
-        x, x_prime = np.eye(1, self.m).ravel(), np.zeros(self.m)
-        return renyi_divergence(self.count_pmf(x), self.count_pmf(x_prime), lam)
-
-    def reverse_target(self, order):
-        """:math:`D_\\lambda(q\\|p)` of the count laws; not equal to ``target(order)``."""
-        lam = _target_order(order)
-        x, x_prime = np.eye(1, self.m).ravel(), np.zeros(self.m)
-        return renyi_divergence(self.count_pmf(x_prime), self.count_pmf(x), lam)
 
 
 # ------------------------------------------------------ noisy gradient descent
