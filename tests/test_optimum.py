@@ -88,3 +88,14 @@ def test_perfect_privacy_null_space_is_exact():
 def test_bad_options(kwargs, match):
     with pytest.raises(ValueError, match=match):
         global_optimum(MEDICAL, 0.02, 3, **kwargs)
+
+
+def test_pricing_passes_running_out_keeps_columns_and_weights_together(monkeypatch):
+    """With one pricing pass the LP is re-solved on the columns it added (a bug at |Y| = 20 once)."""
+    from renyi.lift import optimum
+    monkeypatch.setattr(optimum, "PRICING_PASSES", 1)
+    model = random_model(3, 6)
+    result = global_optimum(model, 0.02, 3, time_limit=3.0)
+    assert result.feasible and 0 < result.lower_bound <= result.upper_bound
+    reference = global_optimum(random_model(3, 6), 0.02, 3, time_limit=3.0, rtol=1e-3)
+    assert result.lower_bound <= reference.upper_bound * (1 + 1e-9)

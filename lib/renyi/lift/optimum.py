@@ -129,10 +129,12 @@ def _solve_priced(model, tree, columns):
         # HiGHS's dual feasibility tolerance is absolute: reduced costs below it are noise.
         violated = np.flatnonzero(priced > value * (1 + 1e-9) + LP_TOLERANCE)
         if violated.size == 0:
-            break
+            return columns, value, weights, mu
         worst = violated[np.argsort(-priced[violated])][:500]
         columns = np.concatenate([columns, tree.ray_points(worst)], axis=1)
-    # Any mu gives a valid bound U(mu); these passes only make it tight.
+    # Out of passes: solve once more on the columns just added.  Any mu gives a valid bound
+    # U(mu); the passes only make it tight.
+    value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
     return columns, value, weights, mu
 
 
