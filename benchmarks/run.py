@@ -136,9 +136,9 @@ def lift_benchmark(time_limit=60.0):
     eps = eps_max / 2 (inside it).  Targets (issue 12): |Y| = 6 in 2 s with gap 1e-6,
     |Y| = 10 in 10 s with gap 1e-4, |Y| = 20 in 60 s with whatever gap it reaches.
     """
-    from renyi.lift import LeakageModel, asymmetric_mechanism, epsilon_max, global_optimum
+    from renyi.lift import EXAMPLES, LeakageModel, asymmetric_mechanism, epsilon_max, global_optimum
 
-    medical = LeakageModel([0.2, 0.3, 0.5], [[0.85, 0.10, 0.15], [0.10, 0.80, 0.15], [0.05, 0.10, 0.70]])
+    medical = EXAMPLES["medical"]
     rng = np.random.default_rng(7)
     cases = [("medical example", medical, 0.02, 1e-6)]
     for k, rtol in ((6, 1e-6), (10, 1e-4), (20, 1e-4)):

@@ -10,12 +10,13 @@ import numpy as np
 import pytest
 
 from renyi.divergence import alpha_lift
-from renyi.lift import (GeneralLeakageModel, LeakageModel, analytic_mechanism, asymmetric_mechanism, certificate,
-                        chi2_information, corollary1_value, directional_mechanism, epsilon_max, global_optimum,
-                        null_space_mechanism, renyi_budget_max, renyi_certificate, taylor_constants)
+from renyi.lift import (EXAMPLES, GeneralLeakageModel, LeakageModel, analytic_mechanism, asymmetric_mechanism,
+                        certificate, chi2_information, corollary1_value, directional_mechanism, epsilon_max,
+                        global_optimum, mutual_information, null_space_mechanism, renyi_budget_max,
+                        renyi_certificate, taylor_constants)
 
-MEDICAL = LeakageModel([0.2, 0.3, 0.5], [[0.85, 0.10, 0.15], [0.10, 0.80, 0.15], [0.05, 0.10, 0.70]])
-SECOND = LeakageModel([0.25, 0.35, 0.40], [[0.80, 0.15, 0.10], [0.15, 0.70, 0.20], [0.05, 0.15, 0.70]])
+MEDICAL = EXAMPLES["medical"]
+SECOND = EXAMPLES["second"]
 
 
 def sig4(x):
@@ -223,3 +224,16 @@ def test_alpha3_epsilon_max_formula_holds_only_under_its_condition():
     assert math.log1p(3 * model.r_val**2) / 3 == pytest.approx(0.164263, abs=1e-6)
     eps = epsilon_max(model, 3)
     assert certificate(model, eps, 3).admissible and not certificate(model, eps * 1.001, 3).admissible
+
+
+def test_mutual_information_against_its_definition_and_chi2():
+    rng = np.random.default_rng(11)
+    p_y = np.array([0.2, 0.3, 0.5])
+    channel = rng.dirichlet(np.ones(4), size=3).T            # columns are P_{U|Y=y}
+    joint = channel * p_y
+    p_u = joint.sum(axis=1)
+    by_hand = sum(joint[u, y] * math.log(joint[u, y] / (p_u[u] * p_y[y])) for u in range(4) for y in range(3))
+    assert mutual_information(channel, p_y) == pytest.approx(by_hand, rel=1e-12)
+    assert mutual_information(np.ones((1, 3)), p_y) == pytest.approx(0.0, abs=1e-15)
+    near = np.full((2, 3), 0.5) + 1e-3 * np.array([[1, -1, 0.5], [-1, 1, -0.5]])
+    assert mutual_information(near, p_y) == pytest.approx(0.5 * chi2_information(near, p_y), rel=1e-2)

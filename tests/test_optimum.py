@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from oracles import best_mechanism_multistart, lifts_of_channel
 
-from renyi.lift import GeneralLeakageModel, LeakageModel, certificate, epsilon_max, global_optimum
+from renyi.lift import EXAMPLES, GeneralLeakageModel, LeakageModel, certificate, epsilon_max, global_optimum
 
-MEDICAL = LeakageModel([0.2, 0.3, 0.5], [[0.85, 0.10, 0.15], [0.10, 0.80, 0.15], [0.05, 0.10, 0.70]])
+MEDICAL = EXAMPLES["medical"]
 
 
 def random_model(seed, k):

@@ -41,10 +41,12 @@ chapters):
 
 from .certificate import (Certificate, certificate, corollary1_value, epsilon_max, renyi_budget_max,
                           renyi_certificate, taylor_constants)
-from .channels import LiftMechanism, channel_from_posteriors, chi2_information, posteriors_from_channel
+from .channels import (LiftMechanism, channel_from_posteriors, chi2_information, mutual_information,
+                       posteriors_from_channel)
 from .mechanisms import (analytic_mechanism, asymmetric_mechanism, directional_mechanism,
                          null_space_mechanism)
 from .model import GeneralLeakageModel, LeakageModel
+from .examples import EXAMPLES
 from .optimum import CertifiedOptimum, global_optimum
 
 __all__ = [
@@ -52,5 +54,5 @@ __all__ = [
     "taylor_constants", "certificate", "epsilon_max", "renyi_budget_max", "renyi_certificate",
     "analytic_mechanism", "directional_mechanism", "asymmetric_mechanism", "global_optimum",
     "null_space_mechanism", "chi2_information", "channel_from_posteriors", "posteriors_from_channel",
-    "corollary1_value",
+    "corollary1_value", "mutual_information", "EXAMPLES",
 ]

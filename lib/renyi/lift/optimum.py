@@ -53,6 +53,9 @@ __all__ = ["CertifiedOptimum", "global_optimum"]
 
 #: Posteriors closer than this (max-norm) are one output of the mechanism.
 MERGE_TOL = 1e-9
+#: Most cones split in one round, and the work budget of a round (cones x k x (k + pairs)).
+SPLIT_BATCH = 20_000
+SPLIT_WORK = 2_000_000
 #: Feasibility tolerances of the HiGHS linear programs.
 LP_TOLERANCE = 1e-10
 #: Rounds of adding priced ray end points to one LP.
@@ -271,8 +274,8 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
     max_cones = as_int(max_cones, "max_cones")
     started = time.perf_counter()
 
-    def out_of_time():
-        return time_limit is not None and time.perf_counter() - started > time_limit
+    def out_of_time(margin=0.0):
+        return time_limit is not None and time.perf_counter() - started + margin > time_limit
 
     geo = _Geometry(model, eps, alpha)
     if geo.k == 0:  # invertible A at eps = 0: only the trivial mechanism is private
@@ -286,11 +289,18 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
     columns = np.concatenate([model.p_y[:, None], tree.points, cover_points, _seed_points(model, geo)], axis=1)
     columns, value, weights, mu = _solve_priced(model, tree, columns)
     polish_iter = 200 if model.p_y.size <= 12 else 60
-    best_upper, rounds = math.inf, 0
+    best_upper, rounds, improve_seconds = math.inf, 0, 0.0
+    # A split costs about k (k + pairs) operations per cone: bound the batch so that one round
+    # stays well under a second at every |Y| (the time limit is checked between rounds).
+    batch = min(SPLIT_BATCH, max(200, SPLIT_WORK // (geo.k * (geo.k + len(tree.pairs)))))
     while True:
         rounds += 1
-        if rounds == 1 or rounds % 8 == 0:
+        # The local search is the slowest step at large |Y| (seconds at |Y| = 20): start it
+        # again only if the time left exceeds what it took last time.
+        if (rounds == 1 or rounds % 8 == 0) and not out_of_time(improve_seconds):
+            start = time.perf_counter()
             columns, value, weights, mu = _improve(model, geo, tree, columns, weights, polish_iter)
+            improve_seconds = time.perf_counter() - start
         bounds = tree.bounds(mu, target=value * (1 + 0.5 * rtol))
         upper_here = max(value, float(bounds.max()))
         best_upper = min(best_upper, upper_here)
@@ -299,7 +309,7 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
         if done or out_of_time() or len(tree.cones) >= max_cones:
             break
         live = np.flatnonzero(bounds > target)
-        live = live[np.argsort(-bounds[live])][: max(1, min(len(live), max_cones - len(tree.cones), 20_000))]
+        live = live[np.argsort(-bounds[live])][: max(1, min(len(live), max_cones - len(tree.cones), batch))]
         new = tree.split(live)
         priced = _gains(model, new) - mu @ (new - model.p_y[:, None])
         support = columns[:, weights > 1e-13]
