@@ -25,3 +25,14 @@ def test_as_int_accepts_python_and_numpy_integers(value, kwargs, expected):
 def test_as_int_names_the_argument_and_the_range(value, kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         as_int(value, "k", **kwargs)
+
+
+def test_as_generator():
+    from renyi._validation import as_generator
+    rng = np.random.default_rng(0)
+    assert as_generator(rng) is rng
+    assert as_generator(None, allow_none=True) is None
+    with pytest.raises(TypeError, match=r"rng must be a numpy.random.Generator, e.g. numpy.random.default_rng\(seed\)$"):
+        as_generator(42)
+    with pytest.raises(TypeError, match="or None for a black box"):
+        as_generator(np.random.RandomState(0), allow_none=True, why_none="for a black box")

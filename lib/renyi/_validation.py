@@ -126,3 +126,13 @@ def as_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) ->
             wanted = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
         raise ValueError(f"{name} must be {wanted}, got {value!r}")
     return int(value)
+
+
+def as_generator(rng, name: str = "rng", *, allow_none: bool = False, why_none: str = ""):
+    """A ``numpy.random.Generator`` (or ``None`` where allowed); the library's only source of randomness."""
+    if rng is None and allow_none:
+        return None
+    if not isinstance(rng, np.random.Generator):
+        extra = f", or None {why_none}" if allow_none else ""
+        raise TypeError(f"{name} must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed){extra}")
+    return rng

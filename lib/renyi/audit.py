@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._validation import as_int, as_orders, as_positive_scalar, as_probability
+from ._validation import as_generator, as_int, as_orders, as_positive_scalar, as_probability
 from .bounds import LowerBound
 from .delta_method import (MAX_LOG_SCALE_ERROR, MAX_UNCORRECTED_BIAS, NEAR_ONE, _fallback_orders,  # noqa: F401
                            _one_direction, _Plugin, _reliable, bound_from_densities, floored_estimate,
@@ -406,9 +406,7 @@ def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_op
     if rng is None and builtin:
         raise TypeError("rng must be a numpy.random.Generator for the built-in mechanisms, "
                         "e.g. numpy.random.default_rng(seed)")
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed), or None "
-                        "for a black box that draws its own randomness")
+    rng = as_generator(rng, allow_none=True, why_none="for a black box that draws its own randomness")
     if isinstance(n, (tuple, list)):
         if len(n) != 2:
             raise ValueError(f"n must be an int or a pair (n_p, n_q), got {n!r}")

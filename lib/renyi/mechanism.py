@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_order, as_real_array
+from ._validation import as_generator, as_order, as_real_array
 
 __all__ = ["ADJACENT_PAIR", "MAX_TARGET_ORDER", "Mechanism"]
 
@@ -41,9 +41,7 @@ def _check_n(n) -> int:
 
 
 def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError("rng must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed)")
-    return rng
+    return as_generator(rng)
 
 
 #: Largest order for which targets are computed.  The exact subsampled target is a sum of
