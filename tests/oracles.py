@@ -1,5 +1,8 @@
 """Independent oracles for the tests: none of them imports the code it checks.
 
+``pmf_renyi`` and ``quad_renyi`` are the textbook formulas of D_lambda (a sum over a pmf,
+and scipy's adaptive quadrature of exact densities split at their kinks).
+
 ``best_mechanism_multistart`` searches problem (3) over the *channel* P_{U|Y}
 directly (SLSQP from random starts), a parametrisation that ``renyi.lift``
 never uses, and recomputes the α-lift and the χ²-information from their
@@ -9,7 +12,7 @@ definitions.
 import math
 
 import numpy as np
-from scipy import optimize
+from scipy import integrate, optimize
 
 
 def lifts_of_channel(channel, p_y, a, p_x, order):
@@ -61,3 +64,26 @@ def best_mechanism_multistart(p_y, a, eps, order, *, starts=30, seed=0):
         if np.all(lifts_of_channel(channel, p_y, a, p_x, order) <= level * (1 + 1e-10)):
             best = max(best, chi2_of_channel(channel, p_y))
     return best
+
+
+def pmf_renyi(p, q, lam):
+    """D_lam(p || q) of two pmfs by the textbook formula (KL at lam = 1)."""
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    if lam == 1:
+        m = p > 0
+        return float(np.sum(p[m] * np.log(p[m] / q[m])))
+    return float(np.log(np.sum(p**lam * q ** (1 - lam))) / (lam - 1))
+
+
+def quad_renyi(logpdf_p, logpdf_q, lam, points=(), span=400.0):
+    """D_lam by adaptive quadrature (scipy.integrate.quad) of the exact densities, split at kinks."""
+    if lam == 1:
+        def f(t):
+            return math.exp(logpdf_p(t)) * (logpdf_p(t) - logpdf_q(t))
+    else:
+        def f(t):
+            return math.exp(lam * logpdf_p(t) + (1 - lam) * logpdf_q(t))
+    pieces = np.concatenate([[-span], np.sort(points), [span]])  # tails beyond are < 1e-30
+    val = sum(integrate.quad(f, a, b, epsabs=0 if lam != 1 else 1e-15, epsrel=1e-13, limit=500)[0]
+              for a, b in zip(pieces[:-1], pieces[1:]))
+    return val if lam == 1 else math.log(val) / (lam - 1)

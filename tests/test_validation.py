@@ -32,7 +32,8 @@ def test_as_generator():
     rng = np.random.default_rng(0)
     assert as_generator(rng) is rng
     assert as_generator(None, allow_none=True) is None
-    with pytest.raises(TypeError, match=r"rng must be a numpy.random.Generator, e.g. numpy.random.default_rng\(seed\)$"):
+    message = r"rng must be a numpy.random.Generator, e.g. numpy.random.default_rng\(seed\)$"
+    with pytest.raises(TypeError, match=message):
         as_generator(42)
     with pytest.raises(TypeError, match="or None for a black box"):
         as_generator(np.random.RandomState(0), allow_none=True, why_none="for a black box")
