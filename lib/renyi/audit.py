@@ -372,7 +372,7 @@ def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_op
     database, neighbour : object
         The adjacent pair :math:`(x, x')`, passed to the sampler unchanged: an
         array for the built-in mechanisms (e.g.
-        :data:`renyi.mechanisms.ADJACENT_PAIR`), any object (a list of records,
+        :data:`renyi.mechanism.ADJACENT_PAIR`), any object (a list of records,
         a data frame, a scalar) for your own callable.
     n : int or (int, int)
         Samples per database (or ``(n_p, n_q)``).

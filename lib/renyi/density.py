@@ -77,7 +77,7 @@ from .frequencies import DiscreteEstimate, relative_frequencies  # noqa: F401
 from .bandwidth import (_strided, default_bandwidth, robust_scale, scott_bandwidth,  # noqa: F401
                         silverman_bandwidth, undersmoothed_bandwidth)
 
-__all__ = ["GridEstimate", "kde_on_grid", "direct_kde", "TAILS"]
+__all__ = ["GridEstimate", "kde_on_grid", "direct_kde", "TAILS", "FFT_NOISE"]
 
 #: The two algorithms of :func:`kde_on_grid` (see the module docstring).
 TAILS = ("absolute", "relative")
