@@ -39,7 +39,11 @@ def test_table_and_json_agree_with_the_library(files, capsys):
 def test_discrete_rows_from_csv(files, capsys):
     assert main(["audit", str(files / "rr_p.npy"), str(files / "rr_q.csv"), "--orders", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out[0]["discrete"] and out[0]["cells"] == 8
+    assert out[0]["discrete"] and out[0]["cells"] == 8 and out[0]["grid"] == "outcomes"
+    for record in [out[0], *out[0]["directions"]]:
+        assert record["trivial"] == (record["lower"] <= 0)
+        expected = max(record["bias"], 0.0) if record["bias_corrected"] else 0.0
+        assert record["bias_subtracted"] == expected
 
 
 def test_options_are_passed_through(files, capsys):

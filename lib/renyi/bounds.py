@@ -110,8 +110,23 @@ class LowerBound:
         return self.lower <= 0.0
 
     def to_dict(self) -> dict:
-        """The fields as a JSON-ready dict (``directions`` as a list of dicts)."""
-        return asdict(self)
+        """The fields as a JSON-ready dict (``directions`` as a list of dicts).
+
+        Beside the fields: ``trivial`` (the bound is <= 0: no evidence of privacy loss),
+        ``bias_subtracted`` (what was subtracted from ``estimate``: ``max(bias, 0)`` when
+        ``bias_corrected``, else 0) and ``grid`` (``"grid points"`` for a KDE, ``"outcomes"``
+        for relative frequencies: what ``cells`` counts).
+
+        Returns
+        -------
+        dict
+        """
+        out = asdict(self)
+        for record, bound in zip([out, *out["directions"]], [self, *self.directions]):
+            record["trivial"] = bound.trivial
+            record["bias_subtracted"] = max(bound.bias, 0.0) if bound.bias_corrected else 0.0
+            record["grid"] = "outcomes" if bound.discrete else "grid points"
+        return out
 
     def __str__(self) -> str:
         correction = (f" - bias {max(self.bias, 0.0):.3g}" if self.bias_corrected else "")
