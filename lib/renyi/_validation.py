@@ -107,6 +107,43 @@ def as_orders(value, name: str = "orders", **kwargs) -> tuple[list[float], bool]
     return [as_order(v, f"{name}[{i}]", **kwargs) for i, v in enumerate(items)], False
 
 
+def as_rdp_order(value, name: str = "order") -> float:
+    """A finite order > 1: the orders at which Rényi DP is claimed, audited and designed for."""
+    return as_order(value, name, minimum=1.0, allow_inf=False)
+
+
+def as_rdp_orders(value, name: str = "orders") -> tuple[list[float], bool]:
+    """Scalar or sequence of :func:`as_rdp_order` orders; returns (list, was_scalar)."""
+    return as_orders(value, name, minimum=1.0, allow_inf=False)
+
+
+def as_samples(value, name: str) -> np.ndarray:
+    """Mechanism outputs: a 1-D array, or a 2-D array with one outcome per row.
+
+    A single column (``model(x).numpy()`` has shape ``(n, 1)``) is read as 1-D.  Integer and
+    boolean dtypes are kept, since the audit reads them as discrete outputs.
+    """
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"{name} must be an array of outputs, got {value!r}")
+    arr = np.asarray(value)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must contain numbers, got dtype {arr.dtype}")
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must be an array of outputs (1-D, or 2-D with one outcome per row), got a scalar")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim > 2:
+        raise ValueError(f"{name} must be 1-D, or 2-D with one outcome per row, got shape {arr.shape}")
+    if arr.shape[0] == 0 or arr.size == 0:
+        raise ValueError(f"{name} is empty")
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
+        bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+        raise ValueError(f"{name} contains {bad} NaN or infinite value(s)")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real, got {arr.dtype}")
+    return arr
+
+
 def as_probability(value, name: str) -> float:
     """A scalar strictly inside (0, 1)."""
     x = as_real_scalar(value, name)

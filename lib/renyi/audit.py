@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._validation import as_generator, as_int, as_orders, as_positive_scalar, as_probability
+from ._validation import as_generator, as_int, as_positive_scalar, as_probability, as_rdp_orders, as_samples
 from .bounds import LowerBound
 from .delta_method import (MAX_LOG_SCALE_ERROR, MAX_UNCORRECTED_BIAS, NEAR_ONE, _fallback_orders,  # noqa: F401
                            _one_direction, _Plugin, _reliable, bound_from_densities, floored_estimate,
@@ -57,28 +57,6 @@ def _infer_kind(a: np.ndarray, b: np.ndarray, discrete):
     if not isinstance(discrete, (bool, np.bool_)):
         raise TypeError(f"discrete must be True, False or None, got {discrete!r}")
     return bool(discrete)
-
-
-def _check_samples(value, name):
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TypeError(f"{name} must be an array of outputs, got {value!r}")
-    arr = np.asarray(value)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must contain numbers, got dtype {arr.dtype}")
-    if arr.ndim == 0:
-        raise ValueError(f"{name} must be an array of outputs (1-D, or 2-D with one outcome per row), got a scalar")
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]  # a column of outputs, e.g. model(x).numpy(): one value per row
-    if arr.ndim > 2:
-        raise ValueError(f"{name} must be 1-D, or 2-D with one outcome per row, got shape {arr.shape}")
-    if arr.shape[0] == 0 or arr.size == 0:
-        raise ValueError(f"{name} is empty")
-    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
-        bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"{name} contains {bad} NaN or infinite value(s)")
-    if np.issubdtype(arr.dtype, np.complexfloating):
-        raise TypeError(f"{name} must be real, got {arr.dtype}")
-    return arr
 
 
 def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, bandwidth=None,
@@ -253,8 +231,8 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
     >>> fit.discrete, fit.cells, fit.p.tolist()
     (True, 3, [0.25, 0.5, 0.25])
     """
-    a = _check_samples(samples_p, "samples_p")
-    b = _check_samples(samples_q, "samples_q")
+    a = as_samples(samples_p, "samples_p")
+    b = as_samples(samples_q, "samples_q")
     inferred = discrete is None
     is_discrete = _infer_kind(a, b, discrete)
     n_p, n_q = int(a.shape[0]), int(b.shape[0])
@@ -308,7 +286,7 @@ def bounds_from_fit(fit: DensityFit, orders, *, alpha=0.05, floor=None, beta=Non
     """
     if not isinstance(fit, DensityFit):
         raise TypeError(f"fit must be a DensityFit from fit_densities, got {type(fit).__name__}")
-    order_list, scalar = as_orders(orders, "orders", minimum=1.0, allow_inf=False)
+    order_list, scalar = as_rdp_orders(orders, "orders")
     alpha = as_probability(alpha, "alpha")
     if not isinstance(bias_correction, (bool, np.bool_)):
         raise TypeError(f"bias_correction must be True or False, got {bias_correction!r}")

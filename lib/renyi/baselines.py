@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ._validation import as_order, as_positive_scalar, as_real_array
+from ._validation import as_positive_scalar, as_rdp_order, as_real_array
 from .divergence import log_integral
 
 __all__ = ["naive_plugin", "hard_floor_plugin", "histogram_renyi"]
@@ -33,7 +33,7 @@ def naive_plugin(p_hat, q_hat, order, dx=1.0) -> float:
     -------
     float
     """
-    lam = as_order(order, minimum=1.0, allow_inf=False)
+    lam = as_rdp_order(order)
     p, q = np.asarray(p_hat, float), np.asarray(q_hat, float)
     if np.any((p > 0) & (q <= 0)):
         return math.inf
@@ -79,7 +79,7 @@ def histogram_renyi(samples_p, samples_q, order, bins: int = 50, range_=None) ->
     -------
     float
     """
-    lam = as_order(order, minimum=1.0, allow_inf=False)
+    lam = as_rdp_order(order)
     a = as_real_array(samples_p, "samples_p", ndim=1)
     b = as_real_array(samples_q, "samples_q", ndim=1)
     if range_ is None:

@@ -13,6 +13,7 @@ import numpy as np
 from scipy import special
 
 from ._validation import as_probability
+from .divergence import log_integral
 from .floor import _KERNEL_ROUGHNESS, softmax_derivative, softmax_floor
 
 __all__ = ["floored_estimate", "second_order_bias", "bound_from_densities", "MAX_LOG_SCALE_ERROR",
@@ -32,19 +33,6 @@ MAX_UNCORRECTED_BIAS = 1.0
 NEAR_ONE = 1e-3
 
 
-def _log(x):
-    with np.errstate(divide="ignore"):
-        return np.log(x)
-
-
-def _lse(log_terms, log_dx):
-    """log(sum(exp(log_terms)) * dx) for terms that are finite or -inf (zeros)."""
-    top = float(np.max(log_terms)) if log_terms.size else -math.inf
-    if top == -math.inf:
-        return -math.inf
-    return top + math.log(float(np.sum(np.exp(log_terms - top)))) + log_dx
-
-
 class _Plugin:
     """The order-independent pieces of the floored plug-in for one direction and one tuning.
 
@@ -59,7 +47,7 @@ class _Plugin:
         keep = p_hat > 0
         p, q = p_hat[keep], q_hat[keep]
         self.p, self.beta = p, beta
-        self.log_dx = math.log(dx)
+        self.dx, self.log_dx = dx, math.log(dx)
         with np.errstate(divide="ignore"):
             self.lp, self.lq = np.log(p), np.log(q)
         self.qt = softmax_floor(q, floor, beta)
@@ -78,13 +66,13 @@ class _Plugin:
         if self.p.size == 0:
             raise ValueError("the estimated p has no mass on the grid; check the samples")
         lam_l = lam * self.log_ratio
-        log_f = _lse(self.lqt + lam_l, self.log_dx)
-        log_i2 = _lse(2 * self.lpi + self.lq + 2 * lam_l, self.log_dx)
-        log_i3 = _lse(self.base_q + lam_l, self.log_dx)
+        log_f = log_integral(self.lqt + lam_l, self.dx)
+        log_i2 = log_integral(2 * self.lpi + self.lq + 2 * lam_l, self.dx)
+        log_i3 = log_integral(self.base_q + lam_l, self.dx)
         if lam - 1 < NEAR_ONE:
             estimate, var_p = _near_one(self.p, self.lp, self.lqt, lam)
         else:
-            log_i1 = _lse(self.lp + 2 * (lam - 1) * self.log_ratio, self.log_dx)
+            log_i1 = log_integral(self.lp + 2 * (lam - 1) * self.log_ratio, self.dx)
             estimate = log_f / (lam - 1)
             var_p = (lam / (lam - 1)) ** 2 * math.expm1(log_i1 - 2 * log_f)
         var_q = math.exp(log_i2 - 2 * log_f) - math.exp(2 * (log_i3 - log_f)) if math.isfinite(log_i2) else 0.0

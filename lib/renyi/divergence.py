@@ -82,9 +82,12 @@ def log_integral(log_f: np.ndarray, dx: float | None = None) -> float:
     float
     """
     log_f = np.asarray(log_f, dtype=float)
-    if log_f.size == 0 or np.all(log_f == -np.inf):
+    # The max-shift by hand rather than scipy's logsumexp: the delta method calls this
+    # four times per order and tuning, where scipy's argument handling dominated.
+    top = float(np.max(log_f)) if log_f.size else -math.inf
+    if top == -math.inf:
         return -math.inf
-    out = float(logsumexp(log_f))
+    out = top + math.log(float(np.sum(np.exp(log_f - top))))
     return out if dx is None else out + math.log(dx)
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import as_samples
+
 
 __all__ = ["DiscreteEstimate", "relative_frequencies"]
 
@@ -107,7 +109,7 @@ def relative_frequencies(samples_p, samples_q) -> DiscreteEstimate:
     DiscreteEstimate
         Frequencies on the union of outcomes observed in either sample.
     """
-    a, b = np.asarray(samples_p), np.asarray(samples_q)
+    a, b = as_samples(samples_p, "samples_p"), as_samples(samples_q, "samples_q")
     for name, arr in (("samples_p", a), ("samples_q", b)):
         if arr.ndim not in (1, 2) or arr.shape[0] == 0:
             raise ValueError(f"{name} must be a non-empty 1-D array or 2-D array of rows, got shape {arr.shape}")

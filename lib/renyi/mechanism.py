@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._validation import as_generator, as_order, as_real_array
+from ._validation import as_generator, as_rdp_order, as_real_array
 
 __all__ = ["ADJACENT_PAIR", "MAX_TARGET_ORDER", "Mechanism"]
 
@@ -51,7 +51,7 @@ MAX_TARGET_ORDER = 10_000
 
 
 def _target_order(order) -> float:
-    lam = as_order(order, "order", minimum=1.0, allow_inf=False)
+    lam = as_rdp_order(order)
     if lam > MAX_TARGET_ORDER:
         raise ValueError(f"order must be at most {MAX_TARGET_ORDER:,} for the exact targets "
                          f"(their cost grows linearly with the order), got {lam:g}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import as_order, as_pmf, as_real_array, as_real_scalar
+from .._validation import as_pmf, as_rdp_order, as_real_array, as_real_scalar
 
 __all__ = ["GeneralLeakageModel", "LeakageModel"]
 
@@ -36,7 +36,7 @@ def _check_eps(eps) -> float:
 
 
 def _check_alpha(order) -> float:
-    return as_order(order, "order", minimum=1.0, allow_inf=False)
+    return as_rdp_order(order)
 
 
 class GeneralLeakageModel:
