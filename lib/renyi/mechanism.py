@@ -7,7 +7,8 @@ gradient descent, and the registry :data:`~renyi.mechanisms.MECHANISMS`) and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
+from typing import ClassVar
 
 import numpy as np
 
@@ -76,12 +77,17 @@ class Mechanism:
         The constructor parameters.
     """
 
-    name: str = field(init=False, default="")
-    discrete: bool = field(init=False, default=False)
+    name: ClassVar[str] = ""
+    discrete: ClassVar[bool] = False
 
     @property
     def params(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("name", "discrete")}
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def _normalise(self, **values) -> None:
+        """Store validated constructor values on the frozen instance (``__post_init__`` only)."""
+        for key, value in values.items():
+            object.__setattr__(self, key, value)
 
     def sample(self, database, n, rng):  # pragma: no cover - abstract
         raise NotImplementedError

@@ -48,13 +48,12 @@ class _AdditiveMechanism(Mechanism):
     """Sum query plus i.i.d. noise of scale :math:`b`: the Laplace and Gaussian mechanisms."""
 
     scale: float = 5.0
-    _key: ClassVar[str] = ""
+    name: ClassVar[str] = ""
     _noise: ClassVar[str] = ""        # the numpy Generator method that draws the noise
     _law: ClassVar[object] = None     # the scipy.stats family of the output
 
     def __post_init__(self):
-        object.__setattr__(self, "scale", as_positive_scalar(self.scale, "scale"))
-        object.__setattr__(self, "name", self._key)
+        self._normalise(scale=as_positive_scalar(self.scale, "scale"))
 
     def sample(self, database, n, rng):
         x, n, rng = _check_database(database), _check_n(n), _check_rng(rng)
@@ -83,7 +82,7 @@ class LaplaceMechanism(_AdditiveMechanism):
         Noise scale :math:`b>0` (the standard deviation for the Gaussian).
     """
 
-    _key: ClassVar[str] = "laplace"
+    name: ClassVar[str] = "laplace"
     _noise: ClassVar[str] = "laplace"
     _law: ClassVar[object] = stats.laplace
 
@@ -101,7 +100,7 @@ class GaussianMechanism(_AdditiveMechanism):
         Noise scale :math:`b>0` (the standard deviation for the Gaussian).
     """
 
-    _key: ClassVar[str] = "gaussian"
+    name: ClassVar[str] = "gaussian"
     _noise: ClassVar[str] = "normal"
     _law: ClassVar[object] = stats.norm
 
@@ -189,9 +188,11 @@ class SubsampledMechanism(Mechanism):
     def __post_init__(self):
         if self.noise not in ("laplace", "gaussian"):
             raise ValueError(f"noise must be 'laplace' or 'gaussian', got {self.noise!r}")
-        object.__setattr__(self, "scale", as_positive_scalar(self.scale, "scale"))
-        object.__setattr__(self, "gamma", as_probability(self.gamma, "gamma"))
-        object.__setattr__(self, "name", f"subsampled_{self.noise}")
+        self._normalise(scale=as_positive_scalar(self.scale, "scale"), gamma=as_probability(self.gamma, "gamma"))
+
+    @property
+    def name(self) -> str:
+        return f"subsampled_{self.noise}"
 
     @property
     def base(self) -> Mechanism:
@@ -283,6 +284,7 @@ class NoisyGradientDescent(Mechanism):
         Number of iterations.
     """
 
+    name: ClassVar[str] = "noisy_gradient_descent"
     eta: float = 0.2
     scale: float = 1.0
     steps: int = 10
@@ -291,10 +293,8 @@ class NoisyGradientDescent(Mechanism):
         eta = as_positive_scalar(self.eta, "eta")
         if eta >= 1:
             raise ValueError(f"eta must lie in (0, 1) for a contraction, got {eta!r}")
-        object.__setattr__(self, "eta", eta)
-        object.__setattr__(self, "scale", as_positive_scalar(self.scale, "scale"))
         as_int(self.steps, "steps")
-        object.__setattr__(self, "name", "noisy_gradient_descent")
+        self._normalise(eta=eta, scale=as_positive_scalar(self.scale, "scale"))
 
     def sample(self, database, n, rng):
         x, n, rng = _check_database(database), _check_n(n), _check_rng(rng)

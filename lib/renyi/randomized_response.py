@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from scipy import special, stats
@@ -43,12 +44,12 @@ class RandomizedResponse(Mechanism):
         Local privacy parameter :math:`\varepsilon_0>0` of each bit.
     """
 
+    name: ClassVar[str] = "randomized_response"
+    discrete: ClassVar[bool] = True
     eps0: float = 1.5
 
     def __post_init__(self):
-        object.__setattr__(self, "eps0", as_positive_scalar(self.eps0, "eps0"))
-        object.__setattr__(self, "name", "randomized_response")
-        object.__setattr__(self, "discrete", True)
+        self._normalise(eps0=as_positive_scalar(self.eps0, "eps0"))
 
     def sample(self, database, n, rng):
         x, n, rng = _check_database(database, binary=True), _check_n(n), _check_rng(rng)
@@ -135,14 +136,14 @@ class ShuffledRandomizedResponse(Mechanism):
         Number of users (bits) shuffled.
     """
 
+    name: ClassVar[str] = "shuffled_randomized_response"
+    discrete: ClassVar[bool] = True
     eps0: float = 1.5
     m: int = 10
 
     def __post_init__(self):
-        object.__setattr__(self, "eps0", as_positive_scalar(self.eps0, "eps0"))
         as_int(self.m, "m")
-        object.__setattr__(self, "name", "shuffled_randomized_response")
-        object.__setattr__(self, "discrete", True)
+        self._normalise(eps0=as_positive_scalar(self.eps0, "eps0"))
 
     def sample(self, database, n, rng):
         x, n, rng = _check_database(database, binary=True), _check_n(n), _check_rng(rng)

@@ -13,7 +13,13 @@ import math
 import numpy as np
 from scipy import optimize
 
+from ._numerics import DEGENERATE_NORM, SLSQP_FTOL, TINY
 from .model import LeakageModel
+
+#: SLSQP tolerance when one posterior is priced (cheaper than the whole-mechanism polish).
+SLSQP_FTOL_POSTERIOR = 1e-15
+#: Singular directions of W shorter than this after projection are dropped.
+SINGULAR_DIRECTION_NORM = 1e-12
 
 __all__: list[str] = []
 
@@ -21,7 +27,7 @@ def _pull_inside(geo, q):
     """Project points onto the feasible set along rays from P_Y (exactly feasible end points)."""
     c = geo.B_pinv @ (q - geo.p[:, None])
     norm = np.linalg.norm(c, axis=0)
-    keep = norm > 1e-13
+    keep = norm > DEGENERATE_NORM
     if not np.any(keep):
         return np.zeros((geo.p.size, 0))
     r = c[:, keep] / norm[keep]
@@ -61,11 +67,11 @@ def _polish_mechanism(geo, q, w, max_iter):
         return jac
 
     def privacy(x):
-        z = np.maximum(A @ unpack(x)[0] / p_x[:, None], 1e-300)
+        z = np.maximum(A @ unpack(x)[0] / p_x[:, None], TINY)
         return log_level - np.log(np.sum(p_x[:, None] * z**alpha, axis=0))
 
     def privacy_jac(x):
-        z = np.maximum(A @ unpack(x)[0] / p_x[:, None], 1e-300)
+        z = np.maximum(A @ unpack(x)[0] / p_x[:, None], TINY)
         grad = -(alpha * A.T @ z ** (alpha - 1)) / np.sum(p_x[:, None] * z**alpha, axis=0)
         jac = np.zeros((n_u, split + n_u))
         jac[np.tile(np.arange(n_u), n_y), rows.ravel()] = grad.ravel()
@@ -78,7 +84,7 @@ def _polish_mechanism(geo, q, w, max_iter):
         constraints.append({"type": "eq", "fun": lambda x: (A @ unpack(x)[0] - p_x[:, None]).ravel()})
     res = optimize.minimize(objective, np.concatenate([q.ravel(), w]), jac=True, method="SLSQP",
                             bounds=[(0.0, 1.0)] * (split + n_u), constraints=constraints,
-                            options={"maxiter": max_iter, "ftol": 1e-16})
+                            options={"maxiter": max_iter, "ftol": SLSQP_FTOL})
     return unpack(res.x)[0]
 
 
@@ -92,7 +98,7 @@ def _price_locally(geo, mu, starts, max_iter):
         return -(np.sum(d * d / p) - mu @ d), -(2 * d / p - mu)
 
     def privacy(q):
-        return log_level - math.log(max(np.sum(p_x * np.maximum(A @ q / p_x, 0.0) ** alpha), 1e-300))
+        return log_level - math.log(max(np.sum(p_x * np.maximum(A @ q / p_x, 0.0) ** alpha), TINY))
 
     def privacy_jac(q):
         z = np.maximum(A @ q / p_x, 0.0)
@@ -104,7 +110,7 @@ def _price_locally(geo, mu, starts, max_iter):
     else:
         constraints.append({"type": "eq", "fun": lambda q: A @ q - p_x, "jac": lambda q: A})
     found = [optimize.minimize(objective, q0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * p.size,
-                               constraints=constraints, options={"maxiter": max_iter, "ftol": 1e-15}).x
+                               constraints=constraints, options={"maxiter": max_iter, "ftol": SLSQP_FTOL_POSTERIOR}).x
              for q0 in starts.T]
     return np.array(found).T if found else np.zeros((p.size, 0))
 
@@ -120,7 +126,7 @@ def _lines_through_centre(geo, q):
         return np.zeros((geo.p.size, 0))
     i, j = np.triu_indices(n, 1)
     c = geo.B_pinv @ (q[:, i] - q[:, j])
-    c = c[:, np.linalg.norm(c, axis=0) > 1e-13]
+    c = c[:, np.linalg.norm(c, axis=0) > DEGENERATE_NORM]
     if c.shape[1] == 0:
         return np.zeros((geo.p.size, 0))
     c = c / np.linalg.norm(c, axis=0)
@@ -133,6 +139,6 @@ def _seed_points(model, geo):
         return np.zeros((model.p_y.size, 0))
     _, _, vt = np.linalg.svd(model.W)
     c = geo.B_pinv @ np.linalg.solve(model.A, np.sqrt(model.p_x)[:, None] * vt.T)
-    c = c[:, np.linalg.norm(c, axis=0) > 1e-12]
+    c = c[:, np.linalg.norm(c, axis=0) > SINGULAR_DIRECTION_NORM]
     c = np.concatenate([c, -c], axis=1)
     return geo.rays(c / np.linalg.norm(c, axis=0))[1]

@@ -15,6 +15,14 @@ from dataclasses import dataclass
 
 from .._validation import as_real_scalar
 from .model import LeakageModel, _check_alpha, _check_eps
+from ._numerics import bisect_feasible
+
+#: Bisection tolerance of epsilon_max, relative (it is printed to 6 digits).
+EPS_MAX_RTOL = 1e-15
+#: The Taylor constant K(alpha, rho) diverges at rho = 1; rho is capped this far below it.
+RHO_BELOW_ONE = 1e-15
+#: A budget passed as the printed limit (rounded) is accepted this far, relatively, above it.
+BUDGET_RTOL = 1e-12
 
 __all__ = ["Certificate", "taylor_constants", "certificate", "epsilon_max", "renyi_budget_max",
            "renyi_certificate", "corollary1_value"]
@@ -166,7 +174,7 @@ def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
             failing.append(f"delta0 = {delta0:.4g} > rho")
         if delta_bar > rho_used:
             failing.append(f"delta_bar = {delta_bar:.4g} > rho")
-    K = taylor_constants(alpha, min(rho_used, 1 - 1e-15))[2]
+    K = taylor_constants(alpha, min(rho_used, 1 - RHO_BELOW_ONE))[2]
     if r0 > model.r_y_star:
         failing.append(f"r0 = {r0:.4g} > r_Y* = {model.r_y_star:.4g} (the mechanism would leave the simplex)")
     if K * delta_bar > a_alpha / 2:
@@ -207,20 +215,12 @@ def epsilon_max(model: LeakageModel, order) -> float:
         :math:`\epsilon_{\max}` (``inf`` if every budget up to 1000 is admissible).
     """
     alpha = _check_alpha(order)
-    lo, hi = 0.0, 1.0
+    hi = 1.0
     while certificate(model, hi, alpha).admissible:
         hi *= 2
         if hi > 1e3:
             return math.inf
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if certificate(model, mid, alpha).admissible:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-15 * hi:
-            break
-    return lo
+    return bisect_feasible(lambda eps: certificate(model, eps, alpha).admissible, 0.0, hi, rtol=EPS_MAX_RTOL)
 
 
 def renyi_budget_max(model: LeakageModel, order) -> float:
@@ -291,6 +291,6 @@ def corollary1_value(model: LeakageModel, eps) -> float:
     """
     eps = _check_eps(eps)
     limit = 0.5 * math.log1p(model.r_val**2)
-    if eps > limit * (1 + 1e-12):
+    if eps > limit * (1 + BUDGET_RTOL):
         raise ValueError(f"Corollary 1 needs eps <= log(1 + r_val^2)/2 = {limit:.6g}, got {eps!r}")
     return math.expm1(2 * eps) * model.sigma_max**2

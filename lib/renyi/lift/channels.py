@@ -17,6 +17,12 @@ import numpy as np
 
 from .._validation import as_pmf, as_real_array
 from ..divergence import alpha_lift
+from ._numerics import FEASIBILITY_RTOL, ZERO_COMPONENT
+
+#: A prior passed by the user must sum to 1 within this (it is renormalised).
+PMF_TOL = 1e-9
+#: The posteriors of a built mechanism are re-checked as pmfs within this.
+PMF_TOL_RECHECK = 1e-8
 
 __all__ = ["LiftMechanism", "chi2_information", "mutual_information", "channel_from_posteriors",
            "posteriors_from_channel"]
@@ -69,7 +75,7 @@ def chi2_information(p_u_given_y, p_y) -> float:
     float
     """
     ch = as_real_array(p_u_given_y, "p_u_given_y", ndim=2)
-    p_y = as_pmf(p_y, "p_y", tol=1e-9)
+    p_y = as_pmf(p_y, "p_y", tol=PMF_TOL)
     joint = ch * p_y[None, :]
     p_u = joint.sum(axis=1)
     keep = p_u > 0
@@ -94,7 +100,7 @@ def mutual_information(p_u_given_y, p_y) -> float:
     float
     """
     ch = as_real_array(p_u_given_y, "p_u_given_y", ndim=2)
-    p_y = as_pmf(p_y, "p_y", tol=1e-9)
+    p_y = as_pmf(p_y, "p_y", tol=PMF_TOL)
     joint = ch * p_y[None, :]
     p_u = joint.sum(axis=1, keepdims=True)
     positive = joint > 0
@@ -144,7 +150,7 @@ def posteriors_from_channel(p_u_given_y, p_y):
 
 
 def _build(model, p_u, q, eps, alpha) -> LiftMechanism:
-    keep = p_u > 1e-15
+    keep = p_u > ZERO_COMPONENT
     p_u, q = p_u[keep] / p_u[keep].sum(), q[:, keep]
     q = np.maximum(q, 0.0)
     q = q / q.sum(axis=0)
@@ -153,8 +159,8 @@ def _build(model, p_u, q, eps, alpha) -> LiftMechanism:
     channel = channel / channel.sum(axis=0, keepdims=True)
     p_u2, q2 = posteriors_from_channel(channel, model.p_y)
     p_x_given_u = model.A @ q2
-    lifts = alpha_lift(p_x_given_u / p_x_given_u.sum(axis=0), model.p_x, alpha, tol=1e-8)
+    lifts = alpha_lift(p_x_given_u / p_x_given_u.sum(axis=0), model.p_x, alpha, tol=PMF_TOL_RECHECK)
     lifts = np.atleast_1d(lifts)
     return LiftMechanism(p_u=p_u2, p_u_given_y=channel, p_y_given_u=q2, p_x_given_u=p_x_given_u,
                          utility=chi2_information(channel, model.p_y), lifts=lifts, eps=eps, order=alpha,
-                         feasible=bool(np.all(lifts <= math.exp(eps) * (1 + 1e-10))))
+                         feasible=bool(np.all(lifts <= math.exp(eps) * (1 + FEASIBILITY_RTOL))))

@@ -15,6 +15,8 @@ import math
 import numpy as np
 from scipy import linalg
 
+from ._numerics import PARALLEL, TINY, ZERO_COMPONENT, bisect_feasible
+
 __all__: list[str] = []
 
 #: Candidate cuts kept per cone (each gives a valid simplex; the bound uses the best).
@@ -56,7 +58,7 @@ class _Geometry:
         """
         d = self.B @ r
         with np.errstate(divide="ignore"):
-            caps = np.where(d < -1e-15, self.p[:, None] / np.maximum(-d, 1e-300), np.inf)
+            caps = np.where(d < -ZERO_COMPONENT, self.p[:, None] / np.maximum(-d, TINY), np.inf)
         facet = np.argmin(caps, axis=0)
         cap = caps[facet, np.arange(r.shape[1])]
         facet_cut_a, facet_cut_b = -self.B.T[:, facet], self.p[facet]
@@ -65,12 +67,8 @@ class _Geometry:
             return (*out, np.ones(cap.size, dtype=bool)) if with_kind else out
         slope = (self.A @ d) / self.p_x[:, None]
         on_facet = self._phi(cap, slope) <= self.level
-        lo, hi = np.zeros_like(cap), cap.copy()
-        for _ in range(RADIAL_BISECTIONS):
-            mid = 0.5 * (lo + hi)
-            inside = self._phi(mid, slope) <= self.level
-            lo = np.where(inside, mid, lo)
-            hi = np.where(inside, hi, mid)
+        lo = bisect_feasible(lambda t: self._phi(t, slope) <= self.level, np.zeros_like(cap), cap,
+                             rtol=0.0, steps=RADIAL_BISECTIONS)
         t = np.where(on_facet, cap, lo)
         q = self.p[:, None] + t * d
         # Tangent plane of the convex Phi at a feasible point, shifted by its slack.
@@ -137,8 +135,8 @@ class _ConeTree:
         tangent_kind = np.concatenate([self.on_facet[cones], centre_facet[:, None]], axis=1)
         dots = np.einsum("kcj,kci->cji", cut_a, rr)                            # (C, J, k)
         with np.errstate(divide="ignore", invalid="ignore"):
-            lam = np.where(dots > 1e-14, cut_b[:, :, None] / dots, np.inf)
-        overshoot = np.max(lam / np.maximum(self.t[cones][:, None, :], 1e-300), axis=2)
+            lam = np.where(dots > PARALLEL, cut_b[:, :, None] / dots, np.inf)
+        overshoot = np.max(lam / np.maximum(self.t[cones][:, None, :], TINY), axis=2)
         best = np.argsort(overshoot, axis=1)[:, :CUTS_PER_CONE]
         single = np.take_along_axis(lam, best[:, :, None], axis=1)
         # The pair: best tangent cut of the cone's own rays, best facet.
@@ -148,12 +146,12 @@ class _ConeTree:
         d1, d2 = dots[rows, tangent], dots[rows, facet]                        # (C, k)
         b1, b2 = cut_b[rows, tangent][:, None], cut_b[rows, facet][:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
-            one = np.minimum(np.where(d1 > 1e-14, b1 / d1, np.inf), np.where(d2 > 1e-14, b2 / d2, np.inf))
+            one = np.minimum(np.where(d1 > PARALLEL, b1 / d1, np.inf), np.where(d2 > PARALLEL, b2 / d2, np.inf))
             i, j = self.pairs.T
             det = d1[:, i] * d2[:, j] - d1[:, j] * d2[:, i]
             li = (b1 * d2[:, j] - b2 * d1[:, j]) / det
             lj = (b2 * d1[:, i] - b1 * d2[:, i]) / det
-        ok = (np.abs(det) > 1e-14) & (li >= 0) & (lj >= 0)
+        ok = (np.abs(det) > PARALLEL) & (li >= 0) & (lj >= 0)
         li, lj = np.where(ok, li, 0.0), np.where(ok, lj, 0.0)
         # F_mu at a vertex is quad - lam . (m . r): store the mu-independent quadratic parts.
         s = self.s[cones]

@@ -13,6 +13,7 @@ from scipy import linalg
 
 from .certificate import certificate, epsilon_max
 from .channels import LiftMechanism, _build
+from ._numerics import ZERO_COMPONENT, bisect_feasible
 from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
 
 __all__ = ["analytic_mechanism", "directional_mechanism", "asymmetric_mechanism", "null_space_mechanism"]
@@ -53,16 +54,7 @@ def _largest_feasible(f, level, upper):
     """max t in [0, upper] with f(t) <= level, f convex with f(0) = 1 <= level (bisection, feasible side)."""
     if f(upper) <= level:
         return upper
-    lo, hi = 0.0, upper
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if f(mid) <= level:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 4e-16 * hi:
-            break
-    return lo
+    return bisect_feasible(lambda t: f(t) <= level, 0.0, upper)
 
 
 def _scales(model, eps, alpha):
@@ -167,7 +159,7 @@ def null_space_mechanism(model: GeneralLeakageModel) -> LiftMechanism:
     w, v = np.linalg.eigh(m)
     z = basis @ v[:, -1]
     z /= np.linalg.norm(z)
-    t1 = float(np.min(model.p_y[z < -1e-15] / -z[z < -1e-15]))
-    t2 = float(np.min(model.p_y[z > 1e-15] / z[z > 1e-15]))
+    t1 = float(np.min(model.p_y[z < -ZERO_COMPONENT] / -z[z < -ZERO_COMPONENT]))
+    t2 = float(np.min(model.p_y[z > ZERO_COMPONENT] / z[z > ZERO_COMPONENT]))
     q = np.stack([model.p_y + t1 * z, model.p_y - t2 * z], axis=1)
     return _build(model, np.array([t2, t1]) / (t1 + t2), q, 0.0, 2.0)

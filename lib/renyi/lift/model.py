@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._numerics import ZERO_COMPONENT
 from .._validation import as_pmf, as_rdp_order, as_real_array, as_real_scalar
 
 __all__ = ["GeneralLeakageModel", "LeakageModel"]
 
+#: Columns of P_{X|Y} and the priors must sum to 1 within this.
 _STOCHASTIC_TOL = 1e-12
+#: If every dominant singular direction is this close to sqrt(P_X), none is informative.
+NO_INFORMATIVE_DIRECTION = 1e-12
+#: Singular values within this (relative) of sigma_max span the dominant space (ties).
+SINGULAR_TIE = 1e-10
 
 
 def _check_leakage_matrix(p_x_given_y) -> np.ndarray:
@@ -52,7 +58,7 @@ class GeneralLeakageModel:
 
     def __init__(self, p_y, p_x_given_y):
         a = _check_leakage_matrix(p_x_given_y)
-        p_y = as_pmf(p_y, "p_y", tol=1e-12)
+        p_y = as_pmf(p_y, "p_y", tol=_STOCHASTIC_TOL)
         if p_y.size != a.shape[1]:
             raise ValueError(f"p_y has {p_y.size} entries but p_x_given_y has {a.shape[1]} columns")
         if np.any(p_y <= 0):
@@ -106,7 +112,7 @@ class LeakageModel(GeneralLeakageModel):
 
     def __init__(self, p_x, p_x_given_y):
         a = _check_leakage_matrix(p_x_given_y)
-        p_x = as_pmf(p_x, "p_x", tol=1e-12)
+        p_x = as_pmf(p_x, "p_x", tol=_STOCHASTIC_TOL)
         if np.any(p_x <= 0):
             raise ValueError("p_x must be strictly positive")
         if a.shape[0] != a.shape[1]:
@@ -131,17 +137,17 @@ class LeakageModel(GeneralLeakageModel):
         _, s, vt = np.linalg.svd(W)
         sqrt_px = np.sqrt(self.p_x)
         # Dominant right singular space (ties included), projected orthogonal to sqrt(P_X).
-        top = vt[np.isclose(s, s[0], rtol=1e-10, atol=0)]
+        top = vt[np.isclose(s, s[0], rtol=SINGULAR_TIE, atol=0)]
         proj = top - np.outer(top @ sqrt_px, sqrt_px)
         norms = np.linalg.norm(proj, axis=1)
-        if norms.max() < 1e-12:
+        if norms.max() < NO_INFORMATIVE_DIRECTION:
             raise ValueError("sigma_max(W) is attained only along sqrt(P_X); no informative direction exists")
         v = proj[np.argmax(norms)]
         v /= np.linalg.norm(v)
         v *= np.sign(v[np.argmax(np.abs(v))])
         d = a_inv @ (sqrt_px * v)
         kappa = float(np.max(np.abs(v / sqrt_px)))
-        nz = np.abs(d) > 1e-15
+        nz = np.abs(d) > ZERO_COMPONENT
         r_y = float(np.min(self.p_y[nz] / np.abs(d[nz])))
         self.W, self.singular_values, self.sigma_max = W, s, float(s[0])
         self.v_star, self.kappa_star, self.d_star = v, kappa, d

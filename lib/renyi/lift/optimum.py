@@ -48,6 +48,7 @@ from .channels import LiftMechanism, _build
 from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
 from .candidates import _lines_through_centre, _polish_mechanism, _price_locally, _pull_inside, _seed_points
 from .cones import _ConeTree, _Geometry
+from ._numerics import NEGLIGIBLE_WEIGHT, TINY
 
 __all__ = ["CertifiedOptimum", "global_optimum"]
 
@@ -62,6 +63,16 @@ LP_TOLERANCE = 1e-10
 PRICING_PASSES = 10
 #: Relative safety margin on the upper bound for floating-point round-off.
 ROUNDOFF_MARGIN = 1e-12
+#: LP weights above this define the support whose weights are re-solved exactly.
+EXACT_SOLVE_WEIGHT = 1e-12
+#: The re-solved weights must reproduce P_Y this closely (else the LP's are kept).
+MARGINAL_ATOL = 1e-14
+#: ... and after merging coincident outputs.
+MERGE_MARGINAL_ATOL = 1e-13
+#: A priced candidate enters the LP when it beats the LP value by this much, relatively.
+PRICING_RTOL = 1e-9
+#: Candidates within this (relatively) of the best priced value stay in the next LP.
+KEEP_NEAR_BEST = 1e-3
 
 
 @dataclass(frozen=True)
@@ -112,9 +123,9 @@ def _solve_lp(model, q, gains):
         raise RuntimeError(f"linear program failed: {res.message}")
     weights = res.x
     # On the basis support the barycentre equations determine the weights exactly.
-    support = np.flatnonzero(weights > 1e-12)
+    support = np.flatnonzero(weights > EXACT_SOLVE_WEIGHT)
     exact, *_ = np.linalg.lstsq(q[:, support], model.p_y, rcond=None)
-    if np.all(exact >= 0) and np.allclose(q[:, support] @ exact, model.p_y, atol=1e-14, rtol=0):
+    if np.all(exact >= 0) and np.allclose(q[:, support] @ exact, model.p_y, atol=MARGINAL_ATOL, rtol=0):
         weights = np.zeros_like(weights)
         weights[support] = exact
     return float(gains @ weights), weights, -res.eqlin.marginals
@@ -130,7 +141,7 @@ def _solve_priced(model, tree, columns):
         value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
         priced = tree.ray_values(mu)
         # HiGHS's dual feasibility tolerance is absolute: reduced costs below it are noise.
-        violated = np.flatnonzero(priced > value * (1 + 1e-9) + LP_TOLERANCE)
+        violated = np.flatnonzero(priced > value * (1 + PRICING_RTOL) + LP_TOLERANCE)
         if violated.size == 0:
             return columns, value, weights, mu
         worst = violated[np.argsort(-priced[violated])][:500]
@@ -177,7 +188,7 @@ def _prune(model, geo, q, w, *, tolerance):
                 new_value, new_w, _ = _solve_lp(model, rest, _gains(model, rest))
             except RuntimeError:
                 continue
-            exact = np.allclose(rest @ new_w, model.p_y, atol=1e-13, rtol=0)
+            exact = np.allclose(rest @ new_w, model.p_y, atol=MERGE_MARGINAL_ATOL, rtol=0)
             if exact and new_value >= value * (1 - tolerance) and np.count_nonzero(new_w) < w.size:
                 q, w = rest[:, new_w > 0], new_w[new_w > 0]
                 break
@@ -312,15 +323,15 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
         live = live[np.argsort(-bounds[live])][: max(1, min(len(live), max_cones - len(tree.cones), batch))]
         new = tree.split(live)
         priced = _gains(model, new) - mu @ (new - model.p_y[:, None])
-        support = columns[:, weights > 1e-13]
+        support = columns[:, weights > NEGLIGIBLE_WEIGHT]
         reduced = _gains(model, columns) - mu @ (columns - model.p_y[:, None])
-        columns = np.concatenate([model.p_y[:, None], support, new[:, priced > value * (1 - 1e-3)],
+        columns = np.concatenate([model.p_y[:, None], support, new[:, priced > value * (1 - KEEP_NEAR_BEST)],
                                   columns[:, np.argsort(-reduced)[:200]]], axis=1)
         columns, value, weights, mu = _solve_priced(model, tree, columns)
-    support = weights > 1e-13
+    support = weights > NEGLIGIBLE_WEIGHT
     q, w = _prune(model, geo, *_merge(columns[:, support], weights[support]), tolerance=0.01 * rtol)
     mech = _build(model, w, q, eps, alpha)
-    upper = best_upper * (1 + ROUNDOFF_MARGIN) + 1e-300
+    upper = best_upper * (1 + ROUNDOFF_MARGIN) + TINY
     source = "branch-and-bound"
     for bound, name in _closed_form_upper_bounds(model, eps, alpha):
         if bound < upper:
@@ -330,7 +341,7 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
 
 def _improve(model, geo, tree, columns, weights, max_iter):
     """Polish the LP's support as a whole mechanism, then price locally from the best columns."""
-    support = weights > 1e-13
+    support = weights > NEGLIGIBLE_WEIGHT
     polished = _polish_mechanism(geo, columns[:, support], weights[support], max_iter)
     columns = np.concatenate([columns, _pull_inside(geo, polished), _lines_through_centre(geo, polished)], axis=1)
     columns, value, weights, mu = _solve_priced(model, tree, columns)
