@@ -19,7 +19,7 @@ NB       := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*
 NBVAL    := $(BIN)/python -m pytest -q --nbval --nbval-current-env \
             --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help install book book-fresh test lint unit nbval nbval-simd book-check renotebook data \
+.PHONY: help install book book-fresh test lint unit nbval nbval-simd book-check browser renotebook data \
         data-libraries bench clean
 
 help:  ## list the targets
@@ -55,7 +55,7 @@ book-fresh: $(STAMP)  ## rebuild from scratch (needed after changes in lib/ or d
 	$(MAKE) book
 
 unit: $(TESTSTAMP)  ## library unit, property and data tests (with the optional dask extra), then the doctests
-	RENYI_REQUIRE_OPTIONAL=1 $(BIN)/python -m pytest -q tests
+	RENYI_REQUIRE_OPTIONAL=1 $(BIN)/python -m pytest -q tests --ignore=tests/test_browser.py
 	$(BIN)/python -m pytest -q --doctest-modules lib/renyi
 
 nbval: $(STAMP)  ## re-run every chapter and compare with its stored outputs
@@ -80,7 +80,17 @@ book-check: $(STAMP)  ## build the book from a clean _build with warnings as err
 lint: $(TESTSTAMP)  ## ruff on the library, the tests and the benchmarks (pyproject.toml)
 	$(BIN)/ruff check lib tests benchmarks
 
-test: lint unit nbval nbval-simd book-check  ## everything CI runs
+test: lint unit nbval nbval-simd book-check browser  ## everything CI runs
+
+# Every page of the -W build of book-check in headless Chromium (tests/test_browser.py):
+# typeset math, no horizontal overflow, captioned figures at their own size, a clean console.
+browser: $(TESTSTAMP)  ## open every page of the book-check build in headless Chromium
+	@if [ -z "$$(sh -c 'command -v $${RENYI_CHROMIUM:-chromium} || command -v chromium-browser || command -v google-chrome' 2>/dev/null)" ] && [ "$${RENYI_REQUIRE_BROWSER:-0}" != 1 ]; then \
+	    echo "browser: SKIPPED, no Chromium on this machine (apt-get install chromium chromium-driver, or set RENYI_CHROMIUM)"; \
+	else \
+	    test -f _build/check/_build/html/index.html || $(MAKE) book-check; \
+	    RENYI_BOOK_HTML=_build/check/_build/html $(BIN)/python -m pytest -q -s tests/test_browser.py; \
+	fi
 
 renotebook: $(STAMP)  ## re-execute chapters in place, deterministically (NB="book/x.ipynb" for one)
 	$(BIN)/python tests/refresh_notebooks.py $(NB)

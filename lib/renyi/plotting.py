@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import matplotlib as mpl
 import matplotlib.pyplot as plt
+import numpy as np
 
-__all__ = ["STYLE", "PALETTE", "use_style", "figure", "save"]
+__all__ = ["STYLE", "PALETTE", "use_style", "figure", "save", "ternary", "simplex_axes"]
 
 #: Colour-blind-safe palette (Okabe–Ito), in the order curves are drawn.
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
@@ -78,3 +79,52 @@ def save(fig, path) -> None:
     None
     """
     fig.savefig(path, metadata={"Software": None} if str(path).endswith(".png") else {"CreationDate": None})
+
+
+def ternary(points):
+    r"""Barycentric coordinates of 3-point pmfs as points of an equilateral triangle.
+
+    Parameters
+    ----------
+    points : array_like, shape (3,) or (3, m)
+        Pmfs on three letters, one per column.
+
+    Returns
+    -------
+    x, y : float or ndarray
+        Corners: letter 1 at (0, 0), letter 2 at (1, 0), letter 3 at (1/2, √3/2).
+
+    Examples
+    --------
+    >>> from renyi.plotting import ternary
+    >>> [round(float(v), 3) for v in ternary([1 / 3, 1 / 3, 1 / 3])]
+    [0.5, 0.289]
+    """
+    p = np.asarray(points, dtype=float)
+    if p.shape[0] != 3:
+        raise ValueError(f"points must have 3 rows (one per letter), got shape {p.shape}")
+    return p[1] + 0.5 * p[2], (3**0.5 / 2) * p[2]
+
+
+def simplex_axes(ax, labels=("1", "2", "3")) -> None:
+    """Draw the probability triangle of :func:`ternary` on ``ax``, with its corner labels.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    labels : three str, or None
+        Names of the letters at the corners; None for none (a plot zoomed away from the
+        corners, where the labels would fall outside the axes).
+
+    Returns
+    -------
+    None
+    """
+    corners = np.eye(3)
+    x, y = ternary(np.concatenate([corners, corners[:, :1]], axis=1))
+    ax.plot(x, y, color="0.3", lw=1)
+    offsets = ((-0.04, -0.05), (0.04, -0.05), (0.0, 0.03))
+    for (cx, cy), (dx, dy), text in zip(zip(*ternary(corners)), offsets, labels or ()):
+        ax.text(cx + dx, cy + dy, text, ha="center", va="center")
+    ax.set_aspect("equal")
+    ax.axis("off")

@@ -10,6 +10,8 @@ explicit formats with few digits.
   more than the prose shows and far fewer than the bits that differ.
 * :func:`format_roundoff` prints an error that is at round-off level as
   ``"< 1e-12"``: its digits *are* the bits that differ between CPUs.
+* :class:`Table` shows formatted rows as a real table in the book (Markdown) and as
+  aligned text in a terminal.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import math
 
 from ._validation import as_int, as_positive_scalar, as_real_scalar
 
-__all__ = ["significant", "format_roundoff", "roundoff_ceiling", "ROUNDOFF"]
+__all__ = ["significant", "format_roundoff", "roundoff_ceiling", "ROUNDOFF", "Table"]
 
 #: Errors below this are reported as round-off; double precision leaves about
 #: 1e-16 per operation and a few thousand operations per integral.
@@ -109,3 +111,65 @@ def roundoff_ceiling(value, *, resolution: float = ROUNDOFF) -> float:
     x = as_real_scalar(value, "value")
     res = as_positive_scalar(resolution, "resolution")
     return significant(max(x, res), 2) if math.isfinite(x) else x
+
+
+class Table:
+    r"""Rows of already formatted cells, shown as a table.
+
+    In a notebook the last expression of a cell that is a ``Table`` renders as a
+    Markdown table (``_repr_markdown_``), which Jupyter Book turns into an HTML table;
+    ``print`` and the terminal get aligned plain text.  Cells are formatted by the caller,
+    with few digits, so that the stored output is the same on every CPU.
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column titles (Markdown, so ``$\lambda$`` is typeset).
+    rows : sequence of sequences
+        One sequence of cells per row, as many as ``header``; non-strings are ``str``-ed.
+    align : str, optional
+        One character per column, ``"l"`` or ``"r"``; default: the first column left,
+        the others right (labels, then numbers).
+
+    Examples
+    --------
+    >>> from renyi.reporting import Table
+    >>> print(Table(["order", "bound"], [[2, f"{0.51:.3f}"], [5, f"{0.72:.3f}"]]))
+    order  bound
+    2      0.510
+    5      0.720
+    >>> print(Table(["order", "bound"], [[2, "0.510"]])._repr_markdown_())
+    | order | bound |
+    |:--|--:|
+    | 2 | 0.510 |
+    """
+
+    def __init__(self, header, rows, *, align: str | None = None):
+        self.header = [str(h) for h in header]
+        self.rows = [[str(c) for c in row] for row in rows]
+        width = len(self.header)
+        if width == 0:
+            raise ValueError("header must name at least one column")
+        for i, row in enumerate(self.rows):
+            if len(row) != width:
+                raise ValueError(f"row {i} has {len(row)} cells but the header has {width}")
+        align = align or "l" + "r" * (width - 1)
+        if len(align) != width or set(align) - {"l", "r"}:
+            raise ValueError(f"align must give 'l' or 'r' for each of the {width} columns, got {align!r}")
+        self.align = align
+
+    def _repr_markdown_(self) -> str:
+        rule = "|" + "|".join(":--" if a == "l" else "--:" for a in self.align) + "|"
+        lines = ["| " + " | ".join(self.header) + " |", rule]
+        lines += ["| " + " | ".join(row) + " |" for row in self.rows]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        widths = [max(len(r[j]) for r in [self.header, *self.rows]) for j in range(len(self.header))]
+
+        def line(cells):
+            return "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
+                             for c, w, a in zip(cells, widths, self.align)).rstrip()
+        return "\n".join(line(r) for r in [self.header, *self.rows])
+
+    __repr__ = __str__

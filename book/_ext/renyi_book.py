@@ -1,0 +1,73 @@
+"""Two fixes to the HTML that Jupyter Book 1.x emits, applied when each page is rendered.
+
+* sphinx-thebe registers its configuration script once per read phase, and an executed
+  build has two, so every page declared ``const THEBE_JS_URL`` twice: a ``SyntaxError`` in
+  the console of every page.  Identical script entries are kept once.
+* pydata-sphinx-theme leaves the colour mode empty unless ``default_mode`` is set, and then
+  logs ``Got invalid theme mode`` as an error on every page.  Jupyter Book has no key for
+  it, so it is set here (``light``; the reader's switch still works and is remembered).
+
+``tests/test_browser.py`` checks in Chromium that the console of every page stays clean.
+"""
+
+from __future__ import annotations
+
+
+def _tidy_page(app, pagename, templatename, context, doctree):
+    scripts = context.get("script_files")
+    if scripts:
+        seen, unique = set(), []
+        for script in scripts:
+            key = (str(script), repr(sorted(getattr(script, "attributes", {}).items())))
+            if key not in seen:
+                seen.add(key)
+                unique.append(script)
+        scripts[:] = unique
+    if not context.get("default_mode"):
+        context["default_mode"] = "light"
+
+
+def setup(app):
+    # After the themes' own html-page-context handlers (default priority 500).
+    app.connect("html-page-context", _tidy_page, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+# --- author-year labels in the bibliography, matching the author-year citations in the text.
+from pybtex.plugin import register_plugin  # noqa: E402
+from pybtex.style.formatting.unsrt import Style as _UnsrtStyle  # noqa: E402
+from pybtex.style.labels import BaseLabelStyle  # noqa: E402
+
+
+def _last_name(person) -> str:
+    from pybtex.richtext import Text
+
+    parts = person.rich_prelast_names + person.rich_last_names
+    return str(Text(*parts).render_as("text")).replace("{", "").replace("}", "")
+
+
+class AuthorYearLabels(BaseLabelStyle):
+    """``Kutta et al. 2024``, ``Askin and Dette 2022``, ``Mironov 2017``."""
+
+    def format_labels(self, sorted_entries):
+        for entry in sorted_entries:
+            people = entry.persons.get("author") or entry.persons.get("editor") or []
+            names = [_last_name(p) for p in people]
+            if not names:
+                who = entry.key
+            elif len(names) == 1:
+                who = names[0]
+            elif len(names) == 2:
+                who = f"{names[0]} and {names[1]}"
+            else:
+                who = f"{names[0]} et al."
+            yield f"{who} {entry.fields.get('year', '')}".strip()
+
+
+class AuthorYearStyle(_UnsrtStyle):
+    default_label_style = "renyi_author_year"
+    default_sorting_style = "author_year_title"
+
+
+register_plugin("pybtex.style.labels", "renyi_author_year", AuthorYearLabels)
+register_plugin("pybtex.style.formatting", "renyi_author_year", AuthorYearStyle)

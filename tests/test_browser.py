@@ -1,0 +1,93 @@
+"""Every page of the built book, opened in headless Chromium (``make browser``, part of ``make test``).
+
+Checks what a reader meets and what a static build cannot see: MathJax typeset all math, no
+code cell, output, table or display equation is wider than its column, every image has a
+caption or a real alt text and is shown at its own size (never rescaled, so the figures'
+8-pt minimum holds on screen), and the console has no errors.
+
+The book is read from ``RENYI_BOOK_HTML`` (``make browser`` points it at the ``-W`` build of
+``make book-check``).  Without Chromium the module is skipped with a message saying how to
+install it; ``RENYI_REQUIRE_BROWSER=1`` (set by ``.ci/run``) turns that skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from browser import Browser, check_page, find_chromium
+
+HTML = Path(os.environ.get("RENYI_BOOK_HTML", "_build/html"))
+SKIP = {"genindex.html", "search.html", "py-modindex.html"}
+#: An image may be drawn this much smaller than its pixels (sub-pixel rounding only).
+MIN_IMAGE_SCALE = 0.97
+
+EXE = find_chromium()
+if EXE is None:
+    message = ("browser test skipped: no Chromium found; install Debian's chromium and "
+               "chromium-driver (apt-get install chromium chromium-driver) or set RENYI_CHROMIUM")
+    if os.environ.get("RENYI_REQUIRE_BROWSER") == "1":
+        raise RuntimeError(message)
+    pytest.skip(message, allow_module_level=True)
+
+
+def _pages() -> list[Path]:
+    if not (HTML / "index.html").exists():
+        pytest.fail(f"no built book at {HTML}; run 'make book-check' first (or set RENYI_BOOK_HTML)")
+    return sorted(p for p in HTML.rglob("*.html")
+                  if p.name not in SKIP and not {"_static", "_sources", "_images"} & set(p.parts))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser(EXE) as b:
+        yield b
+
+
+def _problems(report: dict) -> list[str]:
+    out = [f"raw TeX in text: {t!r}" for t in report["rawMath"]]
+    if report["unTypeset"]:
+        out.append(f"{report['unTypeset']} math element(s) not typeset by MathJax")
+    out += [f"overflow: {o['what']} is {o['scroll']} px in a {o['client']} px box: {o['text']!r}"
+            for o in report["overflow"]]
+    out += [f"image without caption or alt text: {src[:80]}" for src in report["images"]]
+    out += [f"image shown at {scale:.0%} of its size" for scale in report["imageScale"]
+            if scale < MIN_IMAGE_SCALE]
+    out += [f"console error: {e}" for e in report["console"]]
+    return out
+
+
+@pytest.mark.parametrize("width", [1400, 1920])
+def test_every_page(browser, width):
+    browser.command("Emulation.setDeviceMetricsOverride", session=browser.session, width=width,
+                    height=1000, deviceScaleFactor=1, mobile=False)
+    failures, pages = {}, _pages()
+    for page in pages:
+        problems = _problems(check_page(browser, page))
+        if problems:
+            failures[str(page.relative_to(HTML))] = problems
+    print(f"browser test at {width} px: {len(pages)} pages, {len(failures)} with problems")
+    assert not failures, "\n".join(f"{k}:\n  " + "\n  ".join(v) for k, v in failures.items())
+
+
+def test_the_checks_can_fail(browser, tmp_path):
+    """A copy of a real page with an over-long code line and raw TeX must be reported."""
+    page = HTML / "book" / "common-ground.html"
+    html = page.read_text(encoding="utf-8")
+    long_line = "x = [" + ", ".join(str(i) for i in range(120)) + "]"
+    injected = (f'<div class="highlight"><pre>{long_line}</pre></div>'
+                '<p>a formula left raw: $\\alpha$-lift</p>')
+    html = re.sub(r"(<article[^>]*>)", r"\1" + injected.replace("\\", "\\\\"), html, count=1)
+    copy = page.with_name("_browser_selftest.html")
+    try:
+        copy.write_text(html, encoding="utf-8")
+        problems = _problems(check_page(browser, copy))
+    finally:
+        copy.unlink(missing_ok=True)
+    assert any(p.startswith("overflow") for p in problems), problems
+    assert any(p.startswith("raw TeX") for p in problems), problems
+    shutil.rmtree(tmp_path, ignore_errors=True)
