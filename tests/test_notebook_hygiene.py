@@ -91,3 +91,45 @@ def test_the_cpu_guard_catches_a_full_precision_glue(tmp_path):
     bad_nb.write_text(json.dumps(nb))
     reasons = [(lit, why.split()[0]) for _, lit, why in cpu_dependent_numbers(bad_nb)]
     assert reasons == [("1.1018592115258954", "more"), ("8.7e-16", "round-off")]
+
+
+#: Widest figure, in inches at the book's 100 dpi: the text column is about 848 px at a
+#: 1400 px window, so a figure up to this width is shown at its own size, never shrunk.
+MAX_FIGURE_WIDTH = 8.4
+#: Smallest font size a chapter may ask for (points at that size).
+MIN_FONT = 8
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_figure_is_captioned_named_and_referenced(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    prose = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    glued_captions = re.findall(r"```\{glue:figure\}\s*(\S+)\s*\n:name:\s*(\S+)", prose)
+    named = []
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        shows = any("image/png" in out.get("data", {}) for out in cell.get("outputs", []))
+        figure = cell["metadata"].get("mystnb", {}).get("figure", {})
+        if shows:
+            assert figure.get("caption") and figure.get("name"), f"{path.name}: cell {i} has an uncaptioned figure"
+            named.append(figure["name"])
+    named += [name for _, name in glued_captions]
+    for name in named:
+        assert f"{{numref}}`{name}`" in prose, f"{path.name}: figure {name} is never referenced with numref"
+    if path.parent.name in ("part1", "part2"):
+        assert named, f"{path.name}: a chapter needs at least one captioned figure"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_figures_are_legible(path):
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for i, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "code":
+            continue
+        src = "".join(cell["source"])
+        for size in re.findall(r"fontsize=(\d+(?:\.\d+)?)", src) + re.findall(r"labelsize=(\d+(?:\.\d+)?)", src):
+            assert float(size) >= MIN_FONT, f"{path.name}: cell {i} asks for {size}-pt text"
+        widths = re.findall(r"figsize=\((\d+(?:\.\d+)?),", src) + re.findall(r"width=(\d+(?:\.\d+)?),", src)
+        for width in widths:
+            assert float(width) <= MAX_FIGURE_WIDTH, f"{path.name}: cell {i} draws a {width}-inch figure"
