@@ -104,8 +104,8 @@ def test_bias_formula_against_monte_carlo_discrete():
             for _ in range(20_000)]
     mc_bias = np.mean(plug) - floored_estimate(p, q, lam, tau, beta)[0]
     _, vp, vq = floored_estimate(p, q, lam, tau, beta)
-    predicted = second_order_bias(p, q, lam, tau, beta, 1.0, n, n)
-    assert predicted == pytest.approx(second_order_bias(p, q, lam, tau, beta, 1.0, n, n,
+    predicted = second_order_bias(p, q, lam, floor=tau, beta=beta, dx=1.0, n_p=n, n_q=n)
+    assert predicted == pytest.approx(second_order_bias(p, q, lam, floor=tau, beta=beta, dx=1.0, n_p=n, n_q=n,
                                                        std_error=math.sqrt((vp + vq) / n)), rel=1e-13)
     assert mc_bias > 0
     assert predicted == pytest.approx(mc_bias, rel=0.25)

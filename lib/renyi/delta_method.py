@@ -169,7 +169,7 @@ def _near_one(p_hat, lp, lqt, lam):
     return log_f_rel / (lam - 1), var_p
 
 
-def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_factor=1.0, *, std_error=None):
+def second_order_bias(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, kernel_factor=1.0, std_error=None):
     r"""Estimated second-order bias of :math:`D_\lambda(\hat p,\hat q_\tau)` (beyond the paper).
 
     The plug-in is a smooth function of the density estimates, so by a
@@ -228,7 +228,7 @@ def second_order_bias(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, kernel_fac
     return plugin.bias(lam, log_f, std_error)
 
 
-def bound_from_densities(p_hat, q_hat, order, floor, beta, dx, n_p, n_q, *, bandwidth=None, alpha=0.05,
+def bound_from_densities(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, bandwidth=None, alpha=0.05,
                          bias_correction=True):
     r"""Steps 3–5 on given density estimates: ``(estimate, std_error, bias, lower)``.
 

@@ -212,8 +212,8 @@ def _section4_rows(base, mech, fit: DensityFit, orders):
         lower_paper = None
         if tau_paper is not None:
             est, se, _, lower_paper = bound_from_densities(
-                fit.p, fit.q, fb.order, tau_paper, 1.0 / tau_paper, fit.dx, fit.n_p, fit.n_q,
-                bandwidth=fit.bandwidth, alpha=ALPHA, bias_correction=False)
+                fit.p, fit.q, fb.order, floor=tau_paper, beta=1.0 / tau_paper, dx=fit.dx,
+                n_p=fit.n_p, n_q=fit.n_q, bandwidth=fit.bandwidth, alpha=ALPHA, bias_correction=False)
         rows.append(base | {
             "order": fb.order, "target": mech.target(fb.order), "estimate": fb.estimate,
             "std_error": fb.std_error, "bias": fb.bias, "lower": fb.lower, "reliable": int(fb.reliable),
