@@ -93,9 +93,10 @@ def test_the_cpu_guard_catches_a_full_precision_glue(tmp_path):
     assert reasons == [("1.1018592115258954", "more"), ("8.7e-16", "round-off")]
 
 
-#: Widest figure, in inches at the book's 100 dpi: the text column is about 848 px at a
-#: 1400 px window, so a figure up to this width is shown at its own size, never shrunk.
-MAX_FIGURE_WIDTH = 8.4
+#: Widest figure, in inches at the book's 100 dpi: a cell's output box is about 760 px wide
+#: (measured in Chromium at 1400 and 1920 px), so a figure up to this width is shown at its
+#: own size, never shrunk.
+MAX_FIGURE_WIDTH = 7.5
 #: Smallest font size a chapter may ask for (points at that size).
 MIN_FONT = 8
 

@@ -1,8 +1,9 @@
 """Two fixes to the HTML that Jupyter Book 1.x emits, applied when each page is rendered.
 
-* sphinx-thebe registers its configuration script once per read phase, and an executed
-  build has two, so every page declared ``const THEBE_JS_URL`` twice: a ``SyntaxError`` in
-  the console of every page.  Identical script entries are kept once.
+* sphinx-thebe (and sphinx-togglebutton) inline scripts reach the page twice, once with
+  ``filename=None`` and once with ``filename=""``, which Sphinx's own de-duplication treats
+  as different; so every page declared ``const THEBE_JS_URL`` twice, a ``SyntaxError`` in
+  the console.  Inline scripts with the same body are kept once.
 * pydata-sphinx-theme leaves the colour mode empty unless ``default_mode`` is set, and then
   logs ``Got invalid theme mode`` as an error on every page.  Jupyter Book has no key for
   it, so it is set here (``light``; the reader's switch still works and is remembered).
@@ -18,7 +19,9 @@ def _tidy_page(app, pagename, templatename, context, doctree):
     if scripts:
         seen, unique = set(), []
         for script in scripts:
-            key = (str(script), repr(sorted(getattr(script, "attributes", {}).items())))
+            # The copies differ only in filename None versus "" (an inline script either way).
+            key = (getattr(script, "filename", str(script)) or "",
+                   repr(sorted(getattr(script, "attributes", {}).items())))
             if key not in seen:
                 seen.add(key)
                 unique.append(script)

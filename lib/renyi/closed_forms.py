@@ -156,7 +156,8 @@ def quadrature_renyi(logpdf_p, logpdf_q, order, *, kinks=(0.0,), span=400.0) -> 
     Examples
     --------
     >>> from scipy import stats
-    >>> round(quadrature_renyi(stats.norm(1, 5).logpdf, stats.norm(0, 5).logpdf, 2.0), 12)   # 2 / (2 * 25)
+    >>> p, q = stats.norm(1, 5), stats.norm(0, 5)
+    >>> round(quadrature_renyi(p.logpdf, q.logpdf, 2.0), 12)  # lambda d^2 / (2 b^2) = 2/50
     0.04
     """
     nodes, weights = np.polynomial.legendre.leggauss(64)

@@ -108,7 +108,7 @@ def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
 
         \text{var}_p=\frac{\lambda^2}{(\lambda-1)^2}
         \Big(\frac{\int\hat p^{2\lambda-1}\hat q_\tau^{2-2\lambda}}{F^2}-1\Big),
-        \qquad
+
         \text{var}_q=\frac{\int\pi(\hat q)^2\hat q_\tau^{-2\lambda}\hat q\,\hat p^{2\lambda}}{F^2}
         -\Big(\frac{\int\pi(\hat q)\hat q_\tau^{-\lambda}\hat q\,\hat p^{\lambda}}{F}\Big)^2,
 
@@ -180,7 +180,7 @@ def second_order_bias(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, kernel_
 
         \mathbb E\,D_\lambda(\hat p,\hat q_\tau)-D_\lambda(p,q_\tau)\approx
         \frac{B_F}{(\lambda-1)F}-\frac{\lambda-1}{2}\,\mathrm{se}^2,
-        \qquad
+
         B_F=\tfrac12\int\Big(\partial_p^2f\,\mathrm{Var}\,\hat p(t)+\partial_q^2f\,\mathrm{Var}\,\hat q(t)\Big),
 
     with :math:`f(p,q)=p^\lambda q_\tau^{1-\lambda}`,

@@ -72,10 +72,14 @@ def shuffled_rr_rdp(eps0: float, m: int, order: int) -> float:
 
     .. math::
 
-        D_\lambda=\frac{1}{\lambda-1}\log\Big\{1+\binom{\lambda}{2}\frac{(e^{\varepsilon_0}-1)^2}{m e^{\varepsilon_0}}
-        +\sum_{j=3}^{\lambda}\binom{\lambda}{j}\Big(\frac{e^{2\varepsilon_0}-1}{m e^{\varepsilon_0}}\Big)^{j}
+        \begin{aligned}
+        D_\lambda=\frac{1}{\lambda-1}\log\Big\{1&+\binom{\lambda}{2}\frac{(e^{\varepsilon_0}-1)^2}{m e^{\varepsilon_0}}
+        \\
+        &+\sum_{j=3}^{\lambda}\binom{\lambda}{j}\Big(\frac{e^{2\varepsilon_0}-1}{m e^{\varepsilon_0}}\Big)^{j}
         \mathbb E\Big[\Big(Z-\frac{m}{e^{\varepsilon_0}+1}\Big)^{j}\Big]\Big\},
-        \quad Z\sim\mathrm{Bin}\big(m,\tfrac{1}{e^{\varepsilon_0}+1}\big),
+        \end{aligned}
+
+        Z\sim\mathrm{Bin}\big(m,\tfrac{1}{e^{\varepsilon_0}+1}\big),
 
     for integer :math:`\lambda\ge2`.  For the pair (21) it equals the exact
     divergence of the count-of-ones laws (checked in the tests).

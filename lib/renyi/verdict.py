@@ -155,10 +155,12 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
     >>> from renyi.verdict import claim_gaussian, verdict
     >>> rng = np.random.default_rng(1)
     >>> orders = [2, 5]
-    >>> bounds = audit("gaussian", *ADJACENT_PAIR, 100_000, orders, rng=rng, alpha=0.05 / len(orders))
+    >>> bounds = audit("gaussian", *ADJACENT_PAIR, 100_000, orders, rng=rng,
+    ...                alpha=0.05 / len(orders))
     >>> verdict(bounds, claim_gaussian(sigma=5.0, sensitivity=1.0)).refuted
     False
-    >>> verdict(bounds, claim_gaussian(sigma=20.0, sensitivity=1.0)).refuted   # claims too much privacy
+    >>> # sigma = 20 claims far more privacy than the sampled sigma = 5 gives
+    >>> verdict(bounds, claim_gaussian(sigma=20.0, sensitivity=1.0)).refuted
     True
     """
     from .audit import LowerBound
