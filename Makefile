@@ -80,10 +80,7 @@ book-check: $(STAMP)  ## build the book from a clean _build with warnings as err
 lint: $(TESTSTAMP)  ## ruff on the library, the tests and the benchmarks (pyproject.toml)
 	$(BIN)/ruff check lib tests benchmarks
 
-test: lint unit nbval nbval-simd book-check  ## everything CI runs
-
-# Not yet part of `make test`: it still reports overflowing outputs, wide display equations,
-# un-rendered Markdown tables and a duplicated thebe script on most pages (issue 14).
+test: lint unit nbval nbval-simd book-check browser  ## everything CI runs
 
 # Every page of the -W build of book-check in headless Chromium (tests/test_browser.py):
 # typeset math, no horizontal overflow, captioned figures at their own size, a clean console.

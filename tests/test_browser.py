@@ -1,4 +1,4 @@
-"""Every page of the built book, opened in headless Chromium (``make browser``; not yet in ``make test``).
+"""Every page of the built book, opened in headless Chromium (``make browser``, part of ``make test``).
 
 Checks what a reader meets and what a static build cannot see: MathJax typeset all math, no
 code cell, output, table or display equation is wider than its column, every image has a
@@ -30,7 +30,7 @@ EXE = find_chromium()
 if EXE is None:
     message = ("browser test skipped: no Chromium found; install Debian's chromium and "
                "chromium-driver (apt-get install chromium chromium-driver) or set RENYI_CHROMIUM")
-    if os.environ.get("RENYI_REQUIRE_BROWSER") == "1":  # for a CI that must run it
+    if os.environ.get("RENYI_REQUIRE_BROWSER") == "1":  # .ci/run: CI must run it
         raise RuntimeError(message)
     pytest.skip(message, allow_module_level=True)
 

@@ -59,6 +59,18 @@ def test_relative_frequencies_integers_and_union_support():
     np.testing.assert_allclose(est.q, [0, 0.4, 0.6, 0])
 
 
+def test_discrete_and_grid_estimates_share_one_face():
+    """(p, q, dx, size) mean the same for frequencies and KDE grids: mass = sum(p) * dx = 1."""
+    rng = np.random.default_rng(3)
+    disc = relative_frequencies(rng.integers(0, 5, 200), rng.integers(0, 5, 300))
+    grid = kde_on_grid(rng.normal(size=500), rng.normal(size=400), 0.3)
+    for est in (disc, grid):
+        assert est.size == est.p.size == est.q.size
+        assert np.sum(est.p) * est.dx == pytest.approx(1.0, abs=1e-6)
+        assert np.sum(est.q) * est.dx == pytest.approx(1.0, abs=1e-6)
+    assert disc.dx == 1.0
+
+
 def test_relative_frequencies_rows():
     a = np.array([[0, 1], [0, 1], [1, 1]], dtype=np.uint8)
     b = np.array([[1, 0], [0, 1]], dtype=np.uint8)

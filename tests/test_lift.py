@@ -237,3 +237,23 @@ def test_mutual_information_against_its_definition_and_chi2():
     assert mutual_information(np.ones((1, 3)), p_y) == pytest.approx(0.0, abs=1e-15)
     near = np.full((2, 3), 0.5) + 1e-3 * np.array([[1, -1, 0.5], [-1, 1, -0.5]])
     assert mutual_information(near, p_y) == pytest.approx(0.5 * chi2_information(near, p_y), rel=1e-2)
+
+
+def test_from_leakage_names_the_prior_in_both_classes():
+    a = [[0.85, 0.10, 0.15], [0.10, 0.80, 0.15], [0.05, 0.10, 0.70]]
+    by_x = LeakageModel.from_leakage(a, p_x=[0.2, 0.3, 0.5])
+    positional = LeakageModel([0.2, 0.3, 0.5], a)
+    by_y = LeakageModel.from_leakage(a, p_y=positional.p_y)
+    for m in (by_x, by_y):
+        assert type(m) is LeakageModel
+        np.testing.assert_allclose(m.p_x, positional.p_x, atol=1e-12)
+        assert m.sigma_max == pytest.approx(positional.sigma_max, rel=1e-12)
+    general = GeneralLeakageModel.from_leakage(a, p_y=positional.p_y)
+    assert type(general) is GeneralLeakageModel
+    np.testing.assert_allclose(general.p_x, positional.p_x, atol=1e-12)
+    with pytest.raises(ValueError, match="exactly one"):
+        LeakageModel.from_leakage(a)
+    with pytest.raises(ValueError, match="exactly one"):
+        LeakageModel.from_leakage(a, p_x=[0.2, 0.3, 0.5], p_y=[0.3, 0.3, 0.4])
+    with pytest.raises(ValueError, match="needs p_y"):
+        GeneralLeakageModel.from_leakage(a, p_x=[0.2, 0.3, 0.5])

@@ -245,7 +245,7 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
                 f"the outputs look continuous, not discrete: {est.size:,} distinct outcomes in "
                 f"{n_p + n_q:,} observations, so most occur once and relative frequencies estimate "
                 "nothing; pass 1-D real values (discrete=False), or discrete=True to insist")
-        return DensityFit(est.p, est.q, 1.0, n_p, n_q, True, int(est.size), None, None)
+        return DensityFit(est.p, est.q, est.dx, n_p, n_q, True, est.size, None, None)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(f"continuous outputs must be 1-D (the KDE is one-dimensional), got shapes "
                          f"{a.shape} and {b.shape}; for discrete vector outputs pass discrete=True")

@@ -162,13 +162,13 @@ def build_model(a, prior, prior_of):
             raise DesignError("--prior: with a non-square or singular leakage matrix, P_Y is not determined "
                               "by P_X; give the prior of Y with --prior-of y")
         try:
-            return LeakageModel(prior, a)
+            return LeakageModel.from_leakage(a, p_x=prior)
         except ValueError as exc:
             raise DesignError(f"--prior: {exc}") from None
     if square:
         p_x = a @ prior
         return LeakageModel(p_x / p_x.sum(), a)
-    return GeneralLeakageModel(prior, a)
+    return GeneralLeakageModel.from_leakage(a, p_y=prior)
 
 
 def write_channel(path: str, channel: np.ndarray, header: str) -> None:

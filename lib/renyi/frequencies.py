@@ -27,11 +27,21 @@ class DiscreteEstimate:
         Relative frequencies (eq. 9 of Kutta et al.); each sums to 1.
     outcomes : ndarray
         The outcome of each cell (values, or rows for vector outputs).
+    dx : float
+        1: every cell has unit weight, so ``sum(p) * dx == 1`` as for a
+        :class:`~renyi.density.GridEstimate`, and the integrals of the delta method
+        are the same code for both.
+    size : int
+        The number of cells.
     """
 
     p: np.ndarray
     q: np.ndarray
     outcomes: np.ndarray
+
+    @property
+    def dx(self) -> float:
+        return 1.0
 
     @property
     def size(self) -> int:

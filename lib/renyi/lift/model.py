@@ -48,6 +48,9 @@ def _check_alpha(order) -> float:
 class GeneralLeakageModel:
     r"""A leakage model with any column-stochastic :math:`A` (Section III-D).
 
+    The positional form takes :math:`P_Y` first; :meth:`from_leakage` names the prior
+    (``GeneralLeakageModel.from_leakage(A, p_y=...)``).
+
     Parameters
     ----------
     p_y : array_like
@@ -67,6 +70,50 @@ class GeneralLeakageModel:
         if np.any(p_x <= 0):
             raise ValueError("P_X = A P_Y must be strictly positive")
         self.p_y, self.p_x_given_y, self.p_x = p_y, a, p_x
+
+    @classmethod
+    def from_leakage(cls, p_x_given_y, *, p_y=None, p_x=None):
+        r"""The model of a leakage matrix and one named prior: the unambiguous constructor.
+
+        The positional constructors differ in what their first argument is
+        (:class:`GeneralLeakageModel` takes :math:`P_Y`, :class:`LeakageModel` takes
+        :math:`P_X`, as the paper's two settings do); this one names it.
+
+        Parameters
+        ----------
+        p_x_given_y : array_like, shape (n_x, n_y)
+            Column-stochastic :math:`A=P_{X|Y}`.
+        p_y, p_x : array_like, keyword-only
+            Exactly one of the priors.  :class:`GeneralLeakageModel` needs ``p_y``
+            (:math:`P_X` does not determine :math:`P_Y` for a general :math:`A`);
+            :class:`LeakageModel` takes either, with :math:`P_X=AP_Y` or
+            :math:`P_Y=A^{-1}P_X`.
+
+        Returns
+        -------
+        GeneralLeakageModel or LeakageModel
+            An instance of the class it is called on.
+
+        Examples
+        --------
+        >>> from renyi.lift import LeakageModel
+        >>> a = [[0.85, 0.10, 0.15], [0.10, 0.80, 0.15], [0.05, 0.10, 0.70]]
+        >>> m = LeakageModel.from_leakage(a, p_x=[0.2, 0.3, 0.5])
+        >>> same = LeakageModel.from_leakage(a, p_y=m.p_y)
+        >>> bool(abs(same.sigma_max - m.sigma_max) < 1e-12)
+        True
+        """
+        if (p_y is None) == (p_x is None):
+            raise ValueError("give exactly one of p_y and p_x")
+        if not issubclass(cls, LeakageModel):
+            if p_y is None:
+                raise ValueError(f"{cls.__name__} needs p_y: P_X does not determine P_Y for a general A "
+                                 "(for an invertible A use LeakageModel.from_leakage(A, p_x=...))")
+            return cls(p_y, p_x_given_y)
+        if p_x is None:
+            a = _check_leakage_matrix(p_x_given_y)
+            p_x = a @ as_pmf(p_y, "p_y", tol=_STOCHASTIC_TOL)
+        return cls(p_x, p_x_given_y)
 
     @property
     def A(self) -> np.ndarray:
@@ -88,6 +135,10 @@ class GeneralLeakageModel:
 
 class LeakageModel(GeneralLeakageModel):
     r"""The invertible leakage model of Section II and the quantities of Lemma 2.
+
+    The positional form takes :math:`P_X` first (unlike :class:`GeneralLeakageModel`,
+    which takes :math:`P_Y`); ``LeakageModel.from_leakage(A, p_x=...)`` (or ``p_y=...``)
+    names the prior and reads the same in both classes.
 
     Parameters
     ----------
