@@ -77,8 +77,11 @@ book-check: $(STAMP)  ## build the book from a clean _build with warnings as err
 	rm -rf _build/check
 	$(BIN)/jupyter-book build . --path-output _build/check -W -n --keep-going
 
-lint: $(TESTSTAMP)  ## ruff on the library, the tests and the benchmarks (pyproject.toml)
+lint: $(TESTSTAMP)  ## ruff on the library, tests and benchmarks, and on the chapters (88 columns)
 	$(BIN)/ruff check lib tests benchmarks
+	@# The chapters (and book/_ext) at the rendered column's 88 characters: book/ruff.toml.
+	$(BIN)/ruff check book
+	$(BIN)/ruff format --check book
 
 test: lint unit nbval nbval-simd book-check browser  ## everything CI runs
 

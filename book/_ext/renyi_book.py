@@ -1,12 +1,15 @@
-"""Two fixes to the HTML that Jupyter Book 1.x emits, applied when each page is rendered.
+"""Three fixes to the HTML that Jupyter Book 1.x emits (a local Sphinx extension).
 
-* sphinx-thebe (and sphinx-togglebutton) inline scripts reach the page twice, once with
-  ``filename=None`` and once with ``filename=""``, which Sphinx's own de-duplication treats
-  as different; so every page declared ``const THEBE_JS_URL`` twice, a ``SyntaxError`` in
-  the console.  Inline scripts with the same body are kept once.
-* pydata-sphinx-theme leaves the colour mode empty unless ``default_mode`` is set, and then
-  logs ``Got invalid theme mode`` as an error on every page.  Jupyter Book has no key for
-  it, so it is set here (``light``; the reader's switch still works and is remembered).
+* sphinx-thebe (and sphinx-togglebutton) inline scripts reach each page twice, once
+  with ``filename=None`` and once with ``filename=""``, which Sphinx's own
+  de-duplication treats as different; so every page declared ``const THEBE_JS_URL``
+  twice, a ``SyntaxError`` in the console.  Inline scripts with the same body are kept
+  once.
+* pydata-sphinx-theme leaves the colour mode empty unless ``default_mode`` is set, and
+  then logs ``Got invalid theme mode`` as an error on every page.  Jupyter Book has no
+  key for it, so it is set here (``light``; the reader's switch still works).
+* The bibliography's labels are author-year (``Kutta et al. 2024``), like the citations
+  in the text, instead of pybtex's alpha labels (``[KAD24]``).
 
 ``tests/test_browser.py`` checks in Chromium that the console of every page stays clean.
 """
@@ -19,9 +22,11 @@ def _tidy_page(app, pagename, templatename, context, doctree):
     if scripts:
         seen, unique = set(), []
         for script in scripts:
-            # The copies differ only in filename None versus "" (an inline script either way).
-            key = (getattr(script, "filename", str(script)) or "",
-                   repr(sorted(getattr(script, "attributes", {}).items())))
+            # The copies differ only in filename None versus "" (both inline scripts).
+            key = (
+                getattr(script, "filename", str(script)) or "",
+                repr(sorted(getattr(script, "attributes", {}).items())),
+            )
             if key not in seen:
                 seen.add(key)
                 unique.append(script)
@@ -36,7 +41,7 @@ def setup(app):
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
-# --- author-year labels in the bibliography, matching the author-year citations in the text.
+# --- author-year labels in the bibliography, matching the citations in the text.
 from pybtex.plugin import register_plugin  # noqa: E402
 from pybtex.style.formatting.unsrt import Style as _UnsrtStyle  # noqa: E402
 from pybtex.style.labels import BaseLabelStyle  # noqa: E402
