@@ -13,7 +13,7 @@ from renyi.divergence import alpha_lift
 from renyi.lift import (EXAMPLES, GeneralLeakageModel, LeakageModel, analytic_mechanism, asymmetric_mechanism,
                         certificate, chi2_information, corollary1_value, directional_mechanism, epsilon_max,
                         global_optimum, mutual_information, null_space_mechanism, renyi_budget_max,
-                        renyi_certificate, taylor_constants)
+                        renyi_certificate, taylor_constants, taylor_remainder)
 
 MEDICAL = EXAMPLES["medical"]
 SECOND = EXAMPLES["second"]
@@ -83,8 +83,7 @@ def test_lemma1_uniform_remainder_bound_on_random_perturbations(alpha):
         h -= np.sum(p_x * h)                 # sum P_X h = 0 (a valid posterior perturbation)
         h *= rho * rng.uniform(0, 1) / np.max(np.abs(h))
         r2 = np.sum(p_x * h**2)
-        a_alpha = alpha * (alpha - 1) / 2
-        remainder = np.sum(p_x * ((1 + h) ** alpha - 1 - alpha * h - a_alpha * h**2))
+        remainder = taylor_remainder(h, p_x, alpha)
         k = taylor_constants(alpha, rho)[2]
         if r2 > 0 and k > 0:
             worst = max(worst, abs(remainder) / (k * rho * r2))
@@ -257,3 +256,21 @@ def test_from_leakage_names_the_prior_in_both_classes():
         LeakageModel.from_leakage(a, p_x=[0.2, 0.3, 0.5], p_y=[0.3, 0.3, 0.4])
     with pytest.raises(ValueError, match="needs p_y"):
         GeneralLeakageModel.from_leakage(a, p_x=[0.2, 0.3, 0.5])
+
+
+def test_taylor_remainder_against_the_exact_lift():
+    """(L^alpha)^alpha = 1 + A r^2 + R, with the lift computed independently by alpha_lift."""
+    rng = np.random.default_rng(7)
+    p_x = np.array([0.1, 0.2, 0.3, 0.4])
+    for alpha in (1.5, 3.0, 7.0):
+        h = rng.uniform(-0.5, 0.5, 4)
+        h -= np.sum(p_x * h)
+        posterior = p_x * (1 + h)
+        r2 = np.sum(p_x * h**2)
+        lift_power = alpha_lift(posterior, p_x, alpha) ** alpha
+        expected = lift_power - 1 - alpha * (alpha - 1) / 2 * r2
+        assert taylor_remainder(h, p_x, alpha) == pytest.approx(expected, rel=1e-9, abs=1e-13)
+    with pytest.raises(ValueError, match=">= -1"):
+        taylor_remainder([-1.5, 0.5], [0.5, 0.5], 3)
+    with pytest.raises(ValueError, match="entries per row"):
+        taylor_remainder([0.1, -0.1, 0.0], [0.5, 0.5], 3)

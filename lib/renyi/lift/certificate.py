@@ -13,7 +13,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._validation import as_real_scalar
+import numpy as np
+
+from .._validation import as_pmf, as_real_array, as_real_scalar
 from .model import LeakageModel, _check_alpha, _check_eps
 from ._numerics import bisect_feasible
 
@@ -24,7 +26,7 @@ RHO_BELOW_ONE = 1e-15
 #: A budget passed as the printed limit (rounded) is accepted this far, relatively, above it.
 BUDGET_RTOL = 1e-12
 
-__all__ = ["Certificate", "taylor_constants", "certificate", "epsilon_max", "renyi_budget_max",
+__all__ = ["Certificate", "taylor_constants", "taylor_remainder", "certificate", "epsilon_max", "renyi_budget_max",
            "renyi_certificate", "corollary1_value"]
 
 def taylor_constants(order, rho):
@@ -112,6 +114,57 @@ def _delta_bar(model, eps, alpha, a_alpha):
         return math.sqrt(math.expm1(alpha * eps / (alpha - 1)) / model.p_min)
     # Reconstruction (a guess, flagged in the docs): (1+h)^alpha >= 1 + alpha h + A p_min^{2-alpha} h^2
     return math.sqrt(b / (a_alpha * model.p_min ** (2 - alpha) * model.p_min))
+
+
+def taylor_remainder(h, p_x, order) -> np.ndarray:
+    r"""The remainder :math:`R_u` of the second-order expansion (10) of the :math:`\alpha`-lift.
+
+    .. math::
+
+        R_u=\sum_xP_X(x)\big[(1+h_u(x))^\alpha-1-\alpha h_u(x)-A_\alpha h_u(x)^2\big],
+        \qquad h_u(x)=\frac{P_{X|U}(x|u)}{P_X(x)}-1,
+
+    so that :math:`(\mathcal L^\alpha(X\to u))^\alpha=1+A_\alpha r_u^2+R_u` when
+    :math:`\sum_xP_Xh_u=0`.  Lemma 1 bounds it by :math:`K_{\alpha,\rho}\rho r_u^2`
+    (:func:`taylor_constants`); the chapter *Taylor remainder bounds* and the tests check
+    that bound with this function.
+
+    Parameters
+    ----------
+    h : array_like, shape (..., n_x)
+        Relative perturbations :math:`h_u`, one per row; :math:`h\ge-1`.
+    p_x : array_like, shape (n_x,)
+        The prior :math:`P_X`.
+    order : float
+        :math:`\alpha>1`.
+
+    Returns
+    -------
+    ndarray or float
+        :math:`R_u` for each row of ``h``.
+
+    References
+    ----------
+    :cite:t:`zamani2026alphalift`, eq. (10) and Lemma 1.
+
+    Examples
+    --------
+    >>> from renyi.lift import taylor_remainder
+    >>> h, p_x = [0.3, -0.1], [0.25, 0.75]  # sum_x P_X h = 0
+    >>> round(float(taylor_remainder(h, p_x, 2)), 12)  # the expansion is exact at alpha = 2
+    0.0
+    >>> round(float(taylor_remainder(h, p_x, 3)), 12)  # alpha = 3: R = sum_x P_X h^3
+    0.006
+    """
+    alpha = _check_alpha(order)
+    p_x = as_pmf(p_x, "p_x")
+    h = as_real_array(h, "h", allow_empty=False)
+    if h.shape[-1] != p_x.size:
+        raise ValueError(f"h has {h.shape[-1]} entries per row but p_x has {p_x.size}")
+    if np.any(h < -1):
+        raise ValueError("h must be >= -1 (posteriors are non-negative)")
+    a_alpha = alpha * (alpha - 1) / 2
+    return ((1 + h) ** alpha - 1 - alpha * h - a_alpha * h**2) @ p_x
 
 
 def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
