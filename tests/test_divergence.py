@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from oracles import pmf_renyi, quad_renyi
+from oracles import pmf_renyi
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
@@ -106,28 +106,12 @@ def test_non_nested_support_is_inf_with_reason():
 
 # ------------------------------------------------------------ closed forms
 
-@pytest.mark.parametrize("lam", ORDERS)
-@pytest.mark.parametrize("mp,sp,mq,sq", [(1, 5, 0, 5), (0.3, 1.0, -0.2, 1.3), (0, 1.2, 0, 1.0)])
-def test_gaussian_closed_form_against_quadrature(mp, sp, mq, sq, lam):
-    if lam * sq**2 + (1 - lam) * sp**2 <= 0:
-        assert gaussian_renyi(mp, sp, mq, sq, lam) == math.inf
-        return
-    expected = quad_renyi(stats.norm(mp, sp).logpdf, stats.norm(mq, sq).logpdf, lam)
-    assert gaussian_renyi(mp, sp, mq, sq, lam) == pytest.approx(expected, rel=1e-8, abs=1e-12)
-
 
 def test_gaussian_max_divergence():
     assert gaussian_renyi(1, 5, 0, 5, np.inf) == math.inf
     t = np.linspace(-30, 30, 600001)
     ratio = stats.norm(0.5, 1).logpdf(t) - stats.norm(0, 2).logpdf(t)
     assert gaussian_renyi(0.5, 1, 0, 2, np.inf) == pytest.approx(ratio.max(), abs=1e-8)
-
-
-@pytest.mark.parametrize("lam", ORDERS)
-@pytest.mark.parametrize("shift,b", [(1.0, 5.0), (2.0, 1.0), (0.1, 0.7)])
-def test_laplace_closed_form_against_quadrature(shift, b, lam):
-    expected = quad_renyi(stats.laplace(shift, b).logpdf, stats.laplace(0, b).logpdf, lam, points=[0.0, shift])
-    assert laplace_renyi(shift, 0, b, lam) == pytest.approx(expected, rel=1e-8, abs=1e-12)
 
 
 def test_laplace_paper_values():
@@ -142,16 +126,6 @@ def test_laplace_large_order_log_space():
     d = 2.0
     exact = (math.log(lam / (2 * lam - 1)) + (lam - 1) * d) / (lam - 1)
     assert laplace_renyi(d, 0, 1, lam) == pytest.approx(exact, rel=1e-12)
-
-
-@pytest.mark.parametrize("lam", [2.0, 5.0, 50.0])
-def test_grid_integral_matches_closed_forms(lam):
-    t, dx = np.linspace(-80, 80, 64001, retstep=True)
-    p, q = stats.norm(1, 5).pdf(t), stats.norm(0, 5).pdf(t)
-    assert renyi_divergence(p, q, lam, dx=dx) == pytest.approx(gaussian_renyi(1, 5, 0, 5, lam), rel=1e-8)
-    t, dx = np.linspace(-400, 400, 800001, retstep=True)
-    p, q = stats.laplace(1, 5).pdf(t), stats.laplace(0, 5).pdf(t)
-    assert renyi_divergence(p, q, lam, dx=dx) == pytest.approx(laplace_renyi(1, 0, 5, lam), rel=1e-5)
 
 
 # ----------------------------------------------------------------- α-lift

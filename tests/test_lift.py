@@ -118,15 +118,6 @@ def test_global_optimum_within_theorem1_bounds(alpha, frac):
     assert value >= asymmetric_mechanism(MEDICAL, eps, alpha).utility * (1 - 1e-7)  # LP tolerances
 
 
-@pytest.mark.parametrize("model", [MEDICAL, SECOND])
-@pytest.mark.parametrize("frac", [0.3, 1.0])
-def test_corollary1_equals_global_optimum(model, frac):
-    eps = frac * 0.5 * math.log1p(model.r_val**2)
-    exact = corollary1_value(model, eps)
-    assert global_optimum(model, eps, 2).utility == pytest.approx(exact, rel=1e-6)
-    assert directional_mechanism(model, eps, 2).utility == pytest.approx(exact, rel=1e-9)
-
-
 def test_second_example_solid_and_dashed_pairs():
     expected = {0.01: {2: (0.07961, 0.07961), 3: (0.03919, 0.04001), 5: (0.01929, 0.02021), 10: (0.00843, 0.00921)},
                 0.05: {2: (0.41448, 0.41448), 3: (0.20299, 0.21259), 5: (0.10011, 0.11193), 10: (0.04494, 0.05681)}}
