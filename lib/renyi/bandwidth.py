@@ -10,25 +10,33 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._docs import fill
 from ._validation import as_positive_scalar, as_real_array
 
 __all__ = ["robust_scale", "silverman_bandwidth", "scott_bandwidth", "undersmoothed_bandwidth",
            "default_bandwidth"]
 
+#: A bandwidth rule's argument and result.
+_SAMPLES_RULE = r"""
+Parameters
+----------
+samples : array_like, 1-D
+
+Returns
+-------
+float
+"""
+
+
 def _strided(x: np.ndarray, limit: int = 1 << 18) -> np.ndarray:
     return x if x.size <= limit else x[:: x.size // limit]
 
 
+@fill(samples_rule=_SAMPLES_RULE)
 def robust_scale(samples) -> float:
     r""":math:`\min(\hat\sigma, \mathrm{IQR}/1.349)`, the scale used by normal-reference rules.
 
-    Parameters
-    ----------
-    samples : array_like, 1-D
-
-    Returns
-    -------
-    float
+    {{samples_rule}}
     """
     x = as_real_array(samples, "samples", ndim=1)
     sd = float(np.std(x, ddof=1)) if x.size > 1 else 0.0
@@ -40,38 +48,29 @@ def robust_scale(samples) -> float:
     return scale
 
 
-def silverman_bandwidth(samples) -> float:
-    r"""Silverman's rule :math:`0.9\,\min(\hat\sigma,\mathrm{IQR}/1.349)\,n^{-1/5}` (statsmodels).
-
-    Parameters
-    ----------
-    samples : array_like, 1-D
-
-    Returns
-    -------
-    float
-    """
+def _statsmodels_rule(samples, rule: str) -> float:
     x = as_real_array(samples, "samples", ndim=1)
     robust_scale(x)  # raises on zero spread
     from statsmodels.nonparametric import bandwidths  # imported here: it costs 0.4 s at start-up
-    return float(bandwidths.bw_silverman(x))
+    return float(getattr(bandwidths, rule)(x))
 
 
+@fill(samples_rule=_SAMPLES_RULE)
+def silverman_bandwidth(samples) -> float:
+    r"""Silverman's rule :math:`0.9\,\min(\hat\sigma,\mathrm{IQR}/1.349)\,n^{-1/5}` (statsmodels).
+
+    {{samples_rule}}
+    """
+    return _statsmodels_rule(samples, "bw_silverman")
+
+
+@fill(samples_rule=_SAMPLES_RULE)
 def scott_bandwidth(samples) -> float:
     r"""Scott's rule :math:`1.059\,\min(\hat\sigma,\mathrm{IQR}/1.349)\,n^{-1/5}` (statsmodels).
 
-    Parameters
-    ----------
-    samples : array_like, 1-D
-
-    Returns
-    -------
-    float
+    {{samples_rule}}
     """
-    x = as_real_array(samples, "samples", ndim=1)
-    robust_scale(x)
-    from statsmodels.nonparametric import bandwidths
-    return float(bandwidths.bw_scott(x))
+    return _statsmodels_rule(samples, "bw_scott")
 
 
 def undersmoothed_bandwidth(samples, *, rate: float = 0.35, constant: float = 1.06) -> float:

@@ -12,12 +12,31 @@ import math
 import numpy as np
 from scipy import special
 
+from ._docs import fill
 from ._validation import as_probability
 from .divergence import log_integral
 from .floor import _KERNEL_ROUGHNESS, softmax_derivative, softmax_floor
 
 __all__ = ["floored_estimate", "second_order_bias", "bound_from_densities", "MAX_LOG_SCALE_ERROR",
            "MAX_UNCORRECTED_BIAS", "NEAR_ONE"]
+
+#: Grid spacing and sample sizes, keyword-only where they follow the data.
+_SAMPLE_SIZES = r"""
+dx : float
+    Grid spacing (1 for pmfs).
+n_p, n_q : int
+    Sample sizes.
+"""
+
+#: The density estimates, the order and the floor of eqs. (13)-(18).
+_PLUGIN_INPUTS = r"""
+p_hat, q_hat : array_like
+    Density estimates on a common grid (or pmfs).
+order : float
+    :math:`\lambda>1`.
+floor, beta : float
+    :math:`\tau` and :math:`\beta` of eq. (13).
+"""
 
 #: Largest :math:`(\lambda-1)\,\mathrm{se}` -- the standard error of :math:`\log\hat F` -- at
 #: which the delta-method bound is reported at the requested order.  Beyond it the normal
@@ -99,6 +118,7 @@ class _Plugin:
         return estimate, se, bias, min(centre + special.ndtri(alpha) * se, estimate)
 
 
+@fill(plugin_inputs=_PLUGIN_INPUTS)
 def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
     r"""The plug-in :math:`D_\lambda(\hat p,\hat q_\tau)` and the delta-method variance terms.
 
@@ -124,12 +144,7 @@ def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
 
     Parameters
     ----------
-    p_hat, q_hat : array_like
-        Density estimates on a common grid (or pmfs).
-    order : float
-        :math:`\lambda>1`.
-    floor, beta : float
-        :math:`\tau` and :math:`\beta` of eq. (13).
+    {{plugin_inputs}}
     dx : float, default 1
         Grid spacing (1 for pmfs).
 
@@ -169,6 +184,7 @@ def _near_one(p_hat, lp, lqt, lam):
     return log_f_rel / (lam - 1), var_p
 
 
+@fill(plugin_inputs=_PLUGIN_INPUTS, sample_sizes=_SAMPLE_SIZES)
 def second_order_bias(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, kernel_factor=1.0, std_error=None):
     r"""Estimated second-order bias of :math:`D_\lambda(\hat p,\hat q_\tau)` (beyond the paper).
 
@@ -201,16 +217,8 @@ def second_order_bias(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, kernel_
 
     Parameters
     ----------
-    p_hat, q_hat : array_like
-        Density estimates on a common grid (or pmfs).
-    order : float
-        :math:`\lambda>1`.
-    floor, beta : float
-        :math:`\tau` and :math:`\beta` of eq. (13).
-    dx : float
-        Grid spacing (1 for pmfs).
-    n_p, n_q : int
-        Sample sizes.
+    {{plugin_inputs}}
+    {{sample_sizes}}
     kernel_factor : float, default 1
         :math:`R(K)/h` for a KDE (pointwise variance :math:`\approx R(K)p/(nh)`), 1 for frequencies.
     std_error : float, optional
@@ -228,6 +236,7 @@ def second_order_bias(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, kernel_
     return plugin.bias(lam, log_f, std_error)
 
 
+@fill(plugin_inputs=_PLUGIN_INPUTS, sample_sizes=_SAMPLE_SIZES)
 def bound_from_densities(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, bandwidth=None, alpha=0.05,
                          bias_correction=True):
     r"""Steps 3–5 on given density estimates: ``(estimate, std_error, bias, lower)``.
@@ -247,16 +256,8 @@ def bound_from_densities(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, band
 
     Parameters
     ----------
-    p_hat, q_hat : array_like
-        Density estimates on a common grid (or pmfs).
-    order : float
-        :math:`\lambda>1`.
-    floor, beta : float
-        :math:`\tau` and :math:`\beta` of eq. (13).
-    dx : float
-        Grid spacing (1 for pmfs).
-    n_p, n_q : int
-        Sample sizes.
+    {{plugin_inputs}}
+    {{sample_sizes}}
     bandwidth : float, optional
         The KDE bandwidth (``None``: discrete).
     alpha : float, default 0.05

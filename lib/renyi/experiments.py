@@ -64,6 +64,7 @@ from pathlib import Path
 import numpy as np
 
 
+from ._docs import CLI_MAIN, fill
 from ._validation import as_int
 # The sweep definitions and the rows of one task live in renyi.sweeps; their names stay importable here.
 from .sweeps import (ALPHA, FIELDS, FLOOR_R, ORDERS, ROOT_SEED, SECTION4, SWEEPS, TUNING, Task,  # noqa: F401
@@ -370,17 +371,11 @@ def _at_least_one(kind):
     return parse
 
 
+@fill(cli_main=CLI_MAIN)
 def main(argv=None) -> int:
     """The command line ``python -m renyi.experiments`` (``make data``).
 
-    Parameters
-    ----------
-    argv : list of str, optional
-
-    Returns
-    -------
-    int
-        The exit status.
+    {{cli_main}}
     """
     parser = argparse.ArgumentParser(prog="python -m renyi.experiments", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("data"), help="data folder (default: data)")

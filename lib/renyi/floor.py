@@ -12,10 +12,25 @@ import math
 import numpy as np
 from scipy import special
 
+from ._docs import fill
 from ._validation import as_int, as_positive_scalar
 
 __all__ = ["softmax_floor", "softmax_derivative", "default_floor", "paper_floor", "FLOOR_RELATIVE_ERROR",
            "PAPER_FLOOR_EXPONENT"]
+
+#: The arguments of the softmax floor and of its derivative.
+_FLOOR_INPUTS = r"""
+t : array_like
+    Density values :math:`\hat q`.
+floor : float
+    :math:`\tau>0`.
+beta : float
+    Softmax sharpness :math:`\beta>0`.
+
+Returns
+-------
+ndarray
+"""
 
 #: Relative standard deviation of q_hat at the floor level, by kind of output (default tuning).
 #: Chosen by simulation together with the second-order bias correction: lower floors make the
@@ -25,6 +40,7 @@ FLOOR_RELATIVE_ERROR = {"continuous": 0.3, "discrete": 0.4}
 _KERNEL_ROUGHNESS = 1.0 / (2.0 * math.sqrt(math.pi))
 
 
+@fill(floor_inputs=_FLOOR_INPUTS)
 def softmax_floor(t, floor, beta):
     r"""Smooth floor :math:`t_\tau=\beta^{-1}\log(e^{\beta t}+e^{\beta\tau})` (eq. 13).
 
@@ -34,16 +50,7 @@ def softmax_floor(t, floor, beta):
 
     Parameters
     ----------
-    t : array_like
-        Density values :math:`\hat q`.
-    floor : float
-        :math:`\tau>0`.
-    beta : float
-        Softmax sharpness :math:`\beta>0`.
-
-    Returns
-    -------
-    ndarray
+    {{floor_inputs}}
 
     References
     ----------
@@ -53,21 +60,13 @@ def softmax_floor(t, floor, beta):
     return np.maximum(t, floor) + np.log1p(np.exp(-beta * np.abs(t - floor))) / beta
 
 
+@fill(floor_inputs=_FLOOR_INPUTS)
 def softmax_derivative(t, floor, beta):
     r""":math:`\pi(t)=\partial_t t_\tau=e^{\beta t}/(e^{\beta t}+e^{\beta\tau})` (eq. 17), a logistic function.
 
     Parameters
     ----------
-    t : array_like
-        Density values :math:`\hat q`.
-    floor : float
-        :math:`\tau>0`.
-    beta : float
-        Softmax sharpness :math:`\beta>0`.
-
-    Returns
-    -------
-    ndarray
+    {{floor_inputs}}
 
     References
     ----------

@@ -31,6 +31,7 @@ from typing import Callable
 
 import numpy as np
 
+from ._docs import CLI_MAIN, fill
 from .divergence import gaussian_renyi, laplace_renyi
 from .verdict import claim_gaussian, claim_pure_dp, claim_zcdp, verdict
 
@@ -319,16 +320,11 @@ def load(data: Path | None = None) -> list[dict]:
     return out
 
 
+@fill(cli_main=CLI_MAIN)
 def main(argv=None) -> int:
     """The command line ``python -m renyi.libraries`` (``make data-libraries``).
 
-    Parameters
-    ----------
-    argv : list of str, optional
-
-    Returns
-    -------
-    int
+    {{cli_main}}
     """
     parser = argparse.ArgumentParser(prog="python -m renyi.libraries", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="the data folder (data/)")

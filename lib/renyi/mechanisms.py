@@ -26,6 +26,7 @@ from typing import ClassVar
 import numpy as np
 from scipy import special, stats
 
+from ._docs import fill
 from ._validation import as_int, as_positive_scalar, as_probability
 from .divergence import gaussian_renyi, laplace_renyi, quadrature_renyi
 # The base class and the adjacent pair (renyi.mechanism) and randomized response
@@ -36,6 +37,12 @@ from .randomized_response import RandomizedResponse, ShuffledRandomizedResponse,
 
 __all__ = ["MECHANISMS", "LaplaceMechanism", "GaussianMechanism", "SubsampledMechanism", "NoisyGradientDescent",
            "subsampled_rdp"]
+
+#: The one parameter of the additive mechanisms.
+_SCALE = r"""
+scale : float, default 5
+    Noise scale :math:`b>0` (the standard deviation for the Gaussian).
+"""
 
 ADJACENT_PAIR[0].setflags(write=False)
 ADJACENT_PAIR[1].setflags(write=False)
@@ -65,6 +72,7 @@ class _AdditiveMechanism(Mechanism):
 
 
 @dataclass(frozen=True)
+@fill(scale=_SCALE)
 class LaplaceMechanism(_AdditiveMechanism):
     r"""Sum query plus Laplace noise: :math:`A(x)=\sum_i x_i+Y`, :math:`Y\sim\mathrm{Lap}(0,b)`.
 
@@ -78,8 +86,7 @@ class LaplaceMechanism(_AdditiveMechanism):
 
     Parameters
     ----------
-    scale : float, default 5
-        Noise scale :math:`b>0` (the standard deviation for the Gaussian).
+    {{scale}}
     """
 
     name: ClassVar[str] = "laplace"
@@ -91,13 +98,13 @@ class LaplaceMechanism(_AdditiveMechanism):
 
 
 @dataclass(frozen=True)
+@fill(scale=_SCALE)
 class GaussianMechanism(_AdditiveMechanism):
     r"""Sum query plus Gaussian noise :math:`\mathcal N(0,b^2)`; :math:`\varepsilon(\lambda)=\lambda/(2b^2)`.
 
     Parameters
     ----------
-    scale : float, default 5
-        Noise scale :math:`b>0` (the standard deviation for the Gaussian).
+    {{scale}}
     """
 
     name: ClassVar[str] = "gaussian"

@@ -22,10 +22,23 @@ import math
 
 import numpy as np
 
+from ._docs import fill
 from ._validation import as_int, as_positive_scalar, as_real_array
 
 __all__ = ["l2_modulus", "laplace_derivative", "gaussian_derivative", "holder_exponent",
            "laplace_modulus_closed_form"]
+
+#: The arguments of the closed-form density derivatives.
+_SCALE_ORDER = r"""
+scale : float, default 1
+    :math:`b>0`.
+order : int, default 1
+    Derivative order :math:`k\ge0`.
+
+Returns
+-------
+callable
+"""
 
 
 def l2_modulus(func, shifts, *, lo: float, hi: float, kinks=()) -> np.ndarray:
@@ -65,6 +78,7 @@ def l2_modulus(func, shifts, *, lo: float, hi: float, kinks=()) -> np.ndarray:
     return np.array(out)
 
 
+@fill(scale_order=_SCALE_ORDER)
 def laplace_derivative(scale: float = 1.0, order: int = 1):
     r"""(Weak) derivative of the Laplace density :math:`\frac{1}{2b}e^{-|t|/b}`.
 
@@ -73,14 +87,7 @@ def laplace_derivative(scale: float = 1.0, order: int = 1):
 
     Parameters
     ----------
-    scale : float, default 1
-        :math:`b>0`.
-    order : int, default 1
-        Derivative order :math:`k\ge0`.
-
-    Returns
-    -------
-    callable
+    {{scale_order}}
     """
     b = as_positive_scalar(scale, "scale")
     if order == 0:
@@ -90,19 +97,13 @@ def laplace_derivative(scale: float = 1.0, order: int = 1):
     raise ValueError("order must be 0 or 1 (higher weak derivatives of the Laplace density are not functions)")
 
 
+@fill(scale_order=_SCALE_ORDER)
 def gaussian_derivative(scale: float = 1.0, order: int = 1):
     r""":math:`k`-th derivative of the :math:`\mathcal N(0,b^2)` density, via Hermite polynomials.
 
     Parameters
     ----------
-    scale : float, default 1
-        :math:`b>0`.
-    order : int, default 1
-        Derivative order :math:`k\ge0`.
-
-    Returns
-    -------
-    callable
+    {{scale_order}}
     """
     from numpy.polynomial.hermite_e import hermeval
 

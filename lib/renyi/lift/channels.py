@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._docs import fill
 from .._validation import as_pmf, as_real_array
 from ..divergence import alpha_lift
 from ._numerics import FEASIBILITY_RTOL, ZERO_COMPONENT
@@ -26,6 +27,20 @@ PMF_TOL_RECHECK = 1e-8
 
 __all__ = ["LiftMechanism", "chi2_information", "mutual_information", "channel_from_posteriors",
            "posteriors_from_channel"]
+
+#: The Parameters and Returns of the information measures of a channel and its prior.
+_CHANNEL_PRIOR = r"""
+Parameters
+----------
+p_u_given_y : array_like, shape (n_u, n_y)
+    Column-stochastic channel.
+p_y : array_like, shape (n_y,)
+    Prior of :math:`Y`.
+
+Returns
+-------
+float
+"""
 
 @dataclass(frozen=True)
 class LiftMechanism:
@@ -60,51 +75,37 @@ class LiftMechanism:
     feasible: bool
 
 
-def chi2_information(p_u_given_y, p_y) -> float:
-    r""":math:`\chi^2(Y;U)=\sum_{u,y}P(u,y)^2/(P_U(u)P_Y(y))-1` of a channel (rows u, columns y).
-
-    Parameters
-    ----------
-    p_u_given_y : array_like, shape (n_u, n_y)
-        Column-stochastic channel.
-    p_y : array_like, shape (n_y,)
-        Prior of :math:`Y`.
-
-    Returns
-    -------
-    float
-    """
+def _joint(p_u_given_y, p_y):
+    """(P(u, y), P_U, P_Y) of a validated channel and prior."""
     ch = as_real_array(p_u_given_y, "p_u_given_y", ndim=2)
     p_y = as_pmf(p_y, "p_y", tol=PMF_TOL)
     joint = ch * p_y[None, :]
-    p_u = joint.sum(axis=1)
+    return joint, joint.sum(axis=1), p_y
+
+
+@fill(channel_prior=_CHANNEL_PRIOR)
+def chi2_information(p_u_given_y, p_y) -> float:
+    r""":math:`\chi^2(Y;U)=\sum_{u,y}P(u,y)^2/(P_U(u)P_Y(y))-1` of a channel (rows u, columns y).
+
+    {{channel_prior}}
+    """
+    joint, p_u, p_y = _joint(p_u_given_y, p_y)
     keep = p_u > 0
     return float(np.sum(joint[keep] ** 2 / (p_u[keep, None] * p_y[None, :])) - 1.0)
 
 
+@fill(channel_prior=_CHANNEL_PRIOR)
 def mutual_information(p_u_given_y, p_y) -> float:
     r""":math:`I(Y;U)=\sum_{u,y}P(u,y)\log\frac{P(u,y)}{P_U(u)P_Y(y)}` of a channel (rows u, columns y), in nats.
 
     Near independence :math:`I(Y;U)\approx\frac12\chi^2(Y;U)`, with the third-order bound
     shown in the chapter *α-lift and χ²-information*.
 
-    Parameters
-    ----------
-    p_u_given_y : array_like, shape (n_u, n_y)
-        Column-stochastic channel.
-    p_y : array_like, shape (n_y,)
-        Prior of :math:`Y`.
-
-    Returns
-    -------
-    float
+    {{channel_prior}}
     """
-    ch = as_real_array(p_u_given_y, "p_u_given_y", ndim=2)
-    p_y = as_pmf(p_y, "p_y", tol=PMF_TOL)
-    joint = ch * p_y[None, :]
-    p_u = joint.sum(axis=1, keepdims=True)
+    joint, p_u, p_y = _joint(p_u_given_y, p_y)
     positive = joint > 0
-    return float(np.sum(joint[positive] * np.log((joint / (p_u * p_y[None, :]))[positive])))
+    return float(np.sum(joint[positive] * np.log((joint / (p_u[:, None] * p_y[None, :]))[positive])))
 
 
 def channel_from_posteriors(p_u, posteriors, p_y) -> np.ndarray:
@@ -129,15 +130,13 @@ def channel_from_posteriors(p_u, posteriors, p_y) -> np.ndarray:
     return (p_u[None, :] * q / np.asarray(p_y, dtype=float)[:, None]).T
 
 
+@fill(channel_prior=_CHANNEL_PRIOR)
 def posteriors_from_channel(p_u_given_y, p_y):
     """Inverse of :func:`channel_from_posteriors`: returns ``(p_u, posteriors)``.
 
     Parameters
     ----------
-    p_u_given_y : array_like, shape (n_u, n_y)
-        Column-stochastic channel.
-    p_y : array_like, shape (n_y,)
-        Prior of :math:`Y`.
+    {{channel_prior}}
 
     Returns
     -------

@@ -11,6 +11,7 @@ import math
 import numpy as np
 from scipy import linalg
 
+from .._docs import fill
 from .certificate import certificate, epsilon_max
 from .channels import LiftMechanism, _build
 from ._numerics import ZERO_COMPONENT, bisect_feasible
@@ -18,24 +19,31 @@ from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
 
 __all__ = ["analytic_mechanism", "directional_mechanism", "asymmetric_mechanism", "null_space_mechanism"]
 
+#: The Parameters and Returns of the invertible-model mechanisms.
+_MODEL_EPS_ORDER = r"""
+Parameters
+----------
+model : LeakageModel
+eps : float
+    Budget :math:`\epsilon\ge0`.
+order : float
+    :math:`\alpha>1`.
+
+Returns
+-------
+LiftMechanism
+    Exactly feasible; ``utility`` recomputed from the channel.
+"""
+
+
+@fill(model_eps_order=_MODEL_EPS_ORDER)
 def analytic_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     r"""The binary mechanism (22)–(23) with radius :math:`r_-` (Theorem 1).
 
     :math:`P_U=(\frac12,\frac12)`, :math:`P_{Y|U=u_{1,2}}=P_Y\pm r_-d^\star`; requires
     an admissible certificate.
 
-    Parameters
-    ----------
-    model : LeakageModel
-    eps : float
-        Budget :math:`\epsilon\ge0`.
-    order : float
-        :math:`\alpha>1`.
-
-    Returns
-    -------
-    LiftMechanism
-        Exactly feasible; ``utility`` recomputed from the channel.
+    {{model_eps_order}}
     """
     cert = certificate(model, eps, order)
     if not cert.admissible:
@@ -69,6 +77,7 @@ def _scales(model, eps, alpha):
     return t_plus, t_minus
 
 
+@fill(model_eps_order=_MODEL_EPS_ORDER)
 def directional_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     r"""Lemma 3: the exact one-dimensional search along :math:`\pm v^\star`.
 
@@ -80,18 +89,7 @@ def directional_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     :math:`r_-` replaced by :math:`t_\epsilon` satisfies the *unexpanded*
     constraint exactly and has utility :math:`t_\epsilon^2\sigma^2_{\max}(W)`.
 
-    Parameters
-    ----------
-    model : LeakageModel
-    eps : float
-        Budget :math:`\epsilon\ge0`.
-    order : float
-        :math:`\alpha>1`.
-
-    Returns
-    -------
-    LiftMechanism
-        Exactly feasible; ``utility`` recomputed from the channel.
+    {{model_eps_order}}
     """
     eps, alpha = _check_eps(eps), _check_alpha(order)
     t_plus, t_minus = _scales(model, eps, alpha)
@@ -100,6 +98,7 @@ def directional_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     return _build(model, np.array([0.5, 0.5]), q, eps, alpha)
 
 
+@fill(model_eps_order=_MODEL_EPS_ORDER)
 def asymmetric_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     r"""Two scales along :math:`\pm v^\star` with non-uniform :math:`P_U` (beyond the paper).
 
@@ -108,18 +107,7 @@ def asymmetric_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     constraint; :math:`P_U(u_1)=t_-/(t_++t_-)` keeps the barycentre at
     :math:`P_Y`.  The utility is :math:`t_+t_-\sigma^2_{\max}\ge t_\epsilon^2\sigma^2_{\max}`.
 
-    Parameters
-    ----------
-    model : LeakageModel
-    eps : float
-        Budget :math:`\epsilon\ge0`.
-    order : float
-        :math:`\alpha>1`.
-
-    Returns
-    -------
-    LiftMechanism
-        Exactly feasible; ``utility`` recomputed from the channel.
+    {{model_eps_order}}
     """
     eps, alpha = _check_eps(eps), _check_alpha(order)
     t_plus, t_minus = _scales(model, eps, alpha)
