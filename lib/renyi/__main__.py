@@ -219,6 +219,15 @@ def _cmd_audit(args) -> int:
                 "refuted": result.refuted, "alpha": result.alpha, "spent": result.spent,
                 "rows": [vars(row) for row in result.rows]}})
         return REFUTED if result is not None and result.refuted else 0
+    _print_bounds(bounds, args.direction)
+    if result is not None:
+        print(f"verdict: {result} (each order at alpha/{len(args.orders)}, each direction at half of that)")
+        return REFUTED if result.refuted else 0
+    return 0
+
+
+def _print_bounds(bounds, direction) -> None:
+    """The human-readable table of ``audit``: set-up, one row per order, notes."""
     first = bounds[0]
     level = 100 * (1 - first.alpha)
     if first.discrete:
@@ -231,7 +240,7 @@ def _cmd_audit(args) -> int:
               else "estimate as in eq. (16), no bias correction")
     sides = {"both": "P||Q and Q||P at alpha/2 each, the larger shown",
              "forward": "P||Q only (the paper's ordered pair)",
-             "reverse": "Q||P only"}[args.direction]
+             "reverse": "Q||P only"}[direction]
     print(f"centre: {centre}; {sides}")
     conf = f"lower({level:g}%)"
     print(f"{'order':>7} {'direction':>9} {'estimate':>11} {'- bias':>10} {'std.error':>10} {conf:>12}")
@@ -250,10 +259,6 @@ def _cmd_audit(args) -> int:
         print(f"* {note}")
     print(f"Each 'lower' is a {level:g}% lower confidence bound on epsilon(order) for the pair that "
           "produced P and Q;\na bound <= 0 is trivial: no evidence of privacy loss.")
-    if result is not None:
-        print(f"verdict: {result} (each order at alpha/{len(args.orders)}, each direction at half of that)")
-        return REFUTED if result.refuted else 0
-    return 0
 
 
 #: Exit status of ``audit`` with a claim that the samples refute (0: not refuted, 1: error).

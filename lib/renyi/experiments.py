@@ -52,74 +52,22 @@ import argparse
 import concurrent.futures as cf
 import csv
 import hashlib
-import io
 import json
 import math
 import os
-import platform
-import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 
 
 from ._docs import CLI_MAIN, fill
+from .datafiles import file_sha256, git_output, read_rows, versions, write_rows
 from ._validation import as_int
 # The sweep definitions and the rows of one task live in renyi.sweeps; their names stay importable here.
 from .sweeps import (ALPHA, FIELDS, FLOOR_R, ORDERS, ROOT_SEED, SECTION4, SWEEPS, TUNING, Task,  # noqa: F401
                      run_task, summarize, tasks_for)
 
 __all__ = ["run_sweeps", "read_rows", "load_sweep", "ShippedDataError", "main"]
-
-
-# ------------------------------------------------------------------ storage
-
-_TEXT_FIELDS = ("mechanism", "direction", "direction_both")
-_INT_FIELDS = ("n", "replicate", "reliable")
-
-
-def _fmt(value):
-    if isinstance(value, float):
-        return repr(float(value))  # shortest repr that round-trips: bit-exact storage
-    return "" if value is None else str(value)
-
-
-def _write_rows(path: Path, fields, rows) -> str:
-    """Write rows atomically; return the sha256 of what was written."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(fields)
-    for row in rows:
-        writer.writerow([_fmt(row[f]) for f in fields])
-    data = buf.getvalue().encode()
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)  # atomic: an interrupted run never leaves a half-written file
-    return hashlib.sha256(data).hexdigest()
-
-
-def _parse(key, value):
-    if key in _TEXT_FIELDS:
-        return value
-    if value == "":
-        return None
-    return int(value) if key in _INT_FIELDS else float(value)
-
-
-def read_rows(path) -> list[dict]:
-    """Read a sweep CSV back into dicts of Python numbers (and strings for names).
-
-    Parameters
-    ----------
-    path : str or Path
-
-    Returns
-    -------
-    list of dict
-    """
-    with open(path, newline="") as fh:
-        return [{k: _parse(k, v) for k, v in row.items()} for row in csv.DictReader(fh)]
 
 
 def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, **restrict) -> list[dict]:
@@ -150,26 +98,6 @@ def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, 
     with tempfile.TemporaryDirectory() as tmp:
         run_sweeps(Path(tmp), (name,), progress=False, **restrict)
         return read_rows(Path(tmp) / "part1" / f"{name}.csv")
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _git(*args) -> str:
-    try:
-        return subprocess.run(["git", *args], capture_output=True, text=True, check=True,
-                              cwd=Path(__file__).resolve().parent).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-
-
-def _versions() -> dict:
-    import scipy
-    import statsmodels
-    return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-            "statsmodels": statsmodels.__version__, "renyi": __import__("renyi").__version__,
-            "platform": platform.platform()}
 
 
 def _library_digest() -> str:
@@ -204,7 +132,7 @@ def _valid_part(csv_path: Path, sum_path: Path, task: Task, spec: dict) -> bool:
     """A cached part is reused only if its checksum, row count and replicate ids are right."""
     if not (csv_path.exists() and sum_path.exists()):
         return False
-    if sum_path.read_text().strip() != _sha256(csv_path):
+    if sum_path.read_text().strip() != file_sha256(csv_path):
         return False
     try:
         rows = read_rows(csv_path)
@@ -272,6 +200,42 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
         The manifest entries written.
     """
     out = Path(out)
+    all_tasks = _selected_tasks(sweeps, sizes, mechanisms, replicates)
+    manifest_path = out / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
+    effective = {s: _effective(s, tasks) for s, tasks in all_tasks.items()}
+    if not force:
+        _refuse_to_overwrite(out, manifest, effective)
+    part_dir = out / "part1" / ".parts"
+    part_dir.mkdir(parents=True, exist_ok=True)
+    lib = _library_digest()
+    # provenance of the code that computes the parts: taken now, not when the run ends
+    provenance = {"git_commit": git_output("rev-parse", "HEAD"),
+                  "lib_dirty": bool(git_output("status", "--porcelain", "--", "lib"))}
+    paths = {t: _part_paths(part_dir, t, SWEEPS[t.sweep], lib) for tasks in all_tasks.values() for t in tasks}
+    todo = [t for t in paths if not _valid_part(*paths[t], t, SWEEPS[t.sweep])]
+    # Largest tasks first keeps the workers busy until the end.
+    todo.sort(key=lambda t: -t.n)
+    _run_parts(todo, paths, executor, progress)
+    for sweep, tasks in all_tasks.items():
+        path = out / "part1" / f"{sweep}.csv"
+        rows = _assemble(sweep, tasks, paths, path)
+        manifest["files"][f"part1/{sweep}.csv"] = {
+            "sha256": file_sha256(path), "bytes": path.stat().st_size, "rows": rows,
+            "command": command or f"python -m renyi.experiments --sweeps {sweep}",
+            "parameters": effective[sweep],
+            "root_seed": ROOT_SEED,
+            "spawn_scheme": "SeedSequence(root_seed, spawn_key=(sweep, case, size, block) indices)"
+                            ".spawn(block) -> one stream per replicate -> .spawn(2) -> (x, x') samples",
+            **provenance, "versions": versions(),
+        }
+    manifest["description"] = "Part I simulation results; see data/README.md. Verified by tests/test_data.py."
+    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def _selected_tasks(sweeps, sizes, mechanisms, replicates) -> dict:
+    """The tasks of each sweep under the restriction; refuses unknown sweeps and empty selections."""
     unknown = [s for s in sweeps if s not in SWEEPS]
     if unknown or not sweeps:
         raise ValueError(f"unknown or no sweeps {unknown or sweeps!r}; choose from {', '.join(SWEEPS)}")
@@ -282,26 +246,21 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
     if empty:
         raise ValueError(f"the restriction selects nothing in sweep(s) {', '.join(empty)} "
                          f"(sizes={sizes}, mechanisms={mechanisms}); nothing was run or written")
-    manifest_path = out / "MANIFEST.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
-    effective = {s: _effective(s, tasks) for s, tasks in all_tasks.items()}
-    if not force:
-        for sweep, spec in effective.items():
-            entry = manifest["files"].get(f"part1/{sweep}.csv")
-            if (out / "part1" / f"{sweep}.csv").exists() and entry and entry.get("parameters") != spec:
-                raise ShippedDataError(
-                    f"{out / 'part1' / (sweep + '.csv')} holds a sweep with other parameters than this run; "
-                    f"write to another --out, or pass --force to replace it")
-    part_dir = out / "part1" / ".parts"
-    part_dir.mkdir(parents=True, exist_ok=True)
-    lib = _library_digest()
-    # provenance of the code that computes the parts: taken now, not when the run ends
-    commit = _git("rev-parse", "HEAD")
-    dirty = bool(_git("status", "--porcelain", "--", "lib"))
-    paths = {t: _part_paths(part_dir, t, SWEEPS[t.sweep], lib) for tasks in all_tasks.values() for t in tasks}
-    todo = [t for t in paths if not _valid_part(*paths[t], t, SWEEPS[t.sweep])]
-    # Largest tasks first keeps the workers busy until the end.
-    todo.sort(key=lambda t: -t.n)
+    return all_tasks
+
+
+def _refuse_to_overwrite(out: Path, manifest: dict, effective: dict) -> None:
+    """Shipped data is never replaced by a run with other parameters (unless forced)."""
+    for sweep, spec in effective.items():
+        entry = manifest["files"].get(f"part1/{sweep}.csv")
+        if (out / "part1" / f"{sweep}.csv").exists() and entry and entry.get("parameters") != spec:
+            raise ShippedDataError(
+                f"{out / 'part1' / (sweep + '.csv')} holds a sweep with other parameters than this run; "
+                f"write to another --out, or pass --force to replace it")
+
+
+def _run_parts(todo, paths, executor, progress) -> None:
+    """Compute the missing parts, in this process or on ``executor``, keeping finished ones on Ctrl-C."""
     bar = None
     if progress and todo:
         from tqdm import tqdm
@@ -309,7 +268,7 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
 
     def done(task, rows):
         csv_path, sum_path = paths[task]
-        digest = _write_rows(csv_path, FIELDS[task.sweep], rows)
+        digest = write_rows(csv_path, FIELDS[task.sweep], rows)
         sum_path.write_text(digest + "\n")
         if bar is not None:
             bar.update()
@@ -318,43 +277,33 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
         if executor is None:
             for task in todo:
                 done(task, run_task(task))
-        else:
-            futures = {executor.submit(run_task, t): t for t in todo}
-            try:
-                for fut in cf.as_completed(futures):
-                    done(futures[fut], fut.result())
-            except KeyboardInterrupt:
-                for fut in futures:
-                    fut.cancel()
-                for fut, task in futures.items():  # keep what finished meanwhile
-                    if fut.done() and not fut.cancelled() and fut.exception() is None:
-                        if not _valid_part(*paths[task], task, SWEEPS[task.sweep]):
-                            done(task, fut.result())
-                raise
+            return
+        futures = {executor.submit(run_task, t): t for t in todo}
+        try:
+            for fut in cf.as_completed(futures):
+                done(futures[fut], fut.result())
+        except KeyboardInterrupt:
+            for fut in futures:
+                fut.cancel()
+            for fut, task in futures.items():  # keep what finished meanwhile
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    if not _valid_part(*paths[task], task, SWEEPS[task.sweep]):
+                        done(task, fut.result())
+            raise
     finally:
         if bar is not None:
             bar.close()
 
-    for sweep, tasks in all_tasks.items():
-        rows = []
-        for task in sorted(tasks, key=lambda t: t.key):
-            rows += read_rows(paths[task][0])
-        cases = SWEEPS[sweep]["mechanisms"]
-        rows.sort(key=lambda r: (cases.index(r["mechanism"]), r["n"], r["replicate"]))
-        path = out / "part1" / f"{sweep}.csv"
-        _write_rows(path, FIELDS[sweep], rows)
-        manifest["files"][f"part1/{sweep}.csv"] = {
-            "sha256": _sha256(path), "bytes": path.stat().st_size, "rows": len(rows),
-            "command": command or f"python -m renyi.experiments --sweeps {sweep}",
-            "parameters": effective[sweep],
-            "root_seed": ROOT_SEED,
-            "spawn_scheme": "SeedSequence(root_seed, spawn_key=(sweep, case, size, block) indices)"
-                            ".spawn(block) -> one stream per replicate -> .spawn(2) -> (x, x') samples",
-            "git_commit": commit, "lib_dirty": dirty, "versions": _versions(),
-        }
-    manifest["description"] = "Part I simulation results; see data/README.md. Verified by tests/test_data.py."
-    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    return manifest
+
+def _assemble(sweep, tasks, paths, path: Path) -> int:
+    """Concatenate a sweep's parts, in a fixed order, into ``path``; returns the row count."""
+    rows = []
+    for task in sorted(tasks, key=lambda t: t.key):
+        rows += read_rows(paths[task][0])
+    cases = SWEEPS[sweep]["mechanisms"]
+    rows.sort(key=lambda r: (cases.index(r["mechanism"]), r["n"], r["replicate"]))
+    write_rows(path, FIELDS[sweep], rows)
+    return len(rows)
 
 
 def _at_least_one(kind):

@@ -101,42 +101,52 @@ def _opendp(make):
     return sample
 
 
+#: Records in the audited mean queries (one of them differs between the databases).
+M_RECORDS = 100
+
+
+def _mean_records(value):
+    data = np.full(M_RECORDS, 0.5)
+    data[0] = value
+    return data
+
+
+def _dpl_mean(value, n, seed):  # correct: diffprivlib clips to the declared bounds
+    from diffprivlib import tools as dpl_tools
+
+    rng = np.random.RandomState(seed)
+    data = _mean_records(10.0 * value)
+    return np.array([dpl_tools.mean(data, epsilon=1.0, bounds=(0.0, 1.0), random_state=rng)
+                     for _ in range(n)])
+
+
+def _unclipped_mean(value, n, seed):  # the bug: Laplace noise for bounds (0, 1), no clipping
+    from diffprivlib import mechanisms as dpl
+
+    mech = dpl.Laplace(epsilon=1.0, sensitivity=1.0 / M_RECORDS, random_state=seed)
+    centre = float(np.mean(_mean_records(10.0 * value)))
+    return np.array([mech.randomise(centre) for _ in range(n)])
+
+
 def _configs() -> dict:
     from diffprivlib import mechanisms as dpl
-    from diffprivlib import tools as dpl_tools
     import opendp.prelude as dp
 
     dp.enable_features("contrib")
-    float_l1 = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float))
-    int_l1 = (dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int))
-    float_l2 = (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float))
-    # What each OpenDP measurement states for a sensitivity-1 query (its privacy map).
-    odp_laplace_eps = float((float_l1 >> dp.m.then_laplace(scale=1.0)).map(1.0))
-    odp_int_eps = float((int_l1 >> dp.m.then_laplace(scale=1.0)).map(1))
-    odp_gauss_rho = float((float_l2 >> dp.m.then_gaussian(scale=2.0)).map(1.0))
+    domains = {
+        "float_l1": (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l1_distance(T=float)),
+        "int_l1": (dp.vector_domain(dp.atom_domain(T=int)), dp.l1_distance(T=int)),
+        "float_l2": (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)),
+    }
     gauss_sigma = dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0)._scale
+    configs = [*_diffprivlib_configs(dpl, gauss_sigma), *_opendp_configs(dp, domains),
+               *_miscalibrated_configs(dpl, dp, domains, gauss_sigma)]
+    return {c.name: c for c in configs}
+
+
+def _diffprivlib_configs(dpl, gauss_sigma) -> list:
     analytic_sigma = dpl.GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1.0)._scale
-    m_records = 100
-
-    def mean_records(value):
-        data = np.full(m_records, 0.5)
-        data[0] = value
-        return data
-
-    def dpl_mean(value, n, seed):  # correct: diffprivlib clips to the declared bounds
-        rng = np.random.RandomState(seed)
-        data = mean_records(10.0 * value)
-        return np.array([dpl_tools.mean(data, epsilon=1.0, bounds=(0.0, 1.0), random_state=rng)
-                         for _ in range(n)])
-
-    def unclipped_mean(value, n, seed):  # the bug: Laplace noise for bounds (0, 1), no clipping
-        mech = dpl.Laplace(epsilon=1.0, sensitivity=1.0 / m_records, random_state=seed)
-        centre = float(np.mean(mean_records(10.0 * value)))
-        return np.array([mech.randomise(centre) for _ in range(n)])
-
-    sigma_bug = 1.0 / (2.0 * math.sqrt(0.02))  # rho = 0.02 wants 1/sqrt(2 rho) = 5
-
-    configs = [
+    return [
         Config("dpl-laplace", "diffprivlib", "Laplace(epsilon=1, sensitivity=1)",
                _dpl(lambda s: dpl.Laplace(epsilon=1.0, sensitivity=1.0, random_state=s)),
                claim_pure_dp(1.0), "pure 1-DP (documented)", lambda o: laplace_renyi(1, 0, 1.0, o)),
@@ -157,7 +167,17 @@ def _configs() -> dict:
                _dpl(lambda s: dpl.Snapping(epsilon=1.0, sensitivity=1.0, lower=-50, upper=50, random_state=s)),
                claim_pure_dp(1.0), "pure 1-DP (documented)", None),
         Config("dpl-mean", "diffprivlib", "tools.mean(100 records, epsilon=1, bounds=(0, 1)), one record 10 vs 0",
-               dpl_mean, claim_pure_dp(1.0), "pure 1-DP (documented)", None),
+               _dpl_mean, claim_pure_dp(1.0), "pure 1-DP (documented)", None),
+    ]
+
+
+def _opendp_configs(dp, domains) -> list:
+    float_l1, int_l1, float_l2 = domains["float_l1"], domains["int_l1"], domains["float_l2"]
+    # What each OpenDP measurement states for a sensitivity-1 query (its privacy map).
+    odp_laplace_eps = float((float_l1 >> dp.m.then_laplace(scale=1.0)).map(1.0))
+    odp_int_eps = float((int_l1 >> dp.m.then_laplace(scale=1.0)).map(1))
+    odp_gauss_rho = float((float_l2 >> dp.m.then_gaussian(scale=2.0)).map(1.0))
+    return [
         Config("odp-laplace-float", "opendp", "then_laplace(scale=1) on floats",
                _opendp(lambda: float_l1 >> dp.m.then_laplace(scale=1.0)), claim_pure_dp(odp_laplace_eps),
                f"pure {odp_laplace_eps:.6g}-DP (its privacy map)", lambda o: laplace_renyi(1, 0, 1.0, o)),
@@ -168,21 +188,26 @@ def _configs() -> dict:
         Config("odp-gaussian-float", "opendp", "then_gaussian(scale=2) on floats",
                _opendp(lambda: float_l2 >> dp.m.then_gaussian(scale=2.0)), claim_zcdp(odp_gauss_rho),
                f"{odp_gauss_rho:.6g}-zCDP (its privacy map)", lambda o: gaussian_renyi(1, 2.0, 0, 2.0, o)),
-        # Realistic mis-calibrations of the same calls.
+    ]
+
+
+def _miscalibrated_configs(dpl, dp, domains, gauss_sigma) -> list:
+    """Realistic mis-calibrations of the same calls."""
+    sigma_bug = 1.0 / (2.0 * math.sqrt(0.02))  # rho = 0.02 wants 1/sqrt(2 rho) = 5
+    return [
         Config("bug-sensitivity", "diffprivlib", "Gaussian(..., sensitivity=1) on a query of sensitivity 2",
                lambda v, n, s: _dpl(lambda t: dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0,
                                                            random_state=t))(2.0 * v, n, s),
                claim_gaussian(gauss_sigma), "RDP of its sigma for sensitivity 1 (as passed)",
                lambda o: gaussian_renyi(2, gauss_sigma, 0, gauss_sigma, o), miscalibrated=True),
         Config("bug-sigma-formula", "opendp", "then_gaussian(scale=1/(2 sqrt(rho))) for rho = 0.02",
-               _opendp(lambda: float_l2 >> dp.m.then_gaussian(scale=sigma_bug)), claim_zcdp(0.02),
+               _opendp(lambda: domains["float_l2"] >> dp.m.then_gaussian(scale=sigma_bug)), claim_zcdp(0.02),
                "0.02-zCDP (intended; sigma should be 1/sqrt(2 rho) = 5)",
                lambda o: gaussian_renyi(1, sigma_bug, 0, sigma_bug, o), miscalibrated=True),
         Config("bug-no-clipping", "diffprivlib", "Laplace noise for bounds (0, 1) on an unclipped mean",
-               unclipped_mean, claim_pure_dp(1.0), "pure 1-DP (intended)",
-               lambda o: laplace_renyi(10.0 / m_records, 0, 1.0 / m_records, o), miscalibrated=True),
+               _unclipped_mean, claim_pure_dp(1.0), "pure 1-DP (intended)",
+               lambda o: laplace_renyi(10.0 / M_RECORDS, 0, 1.0 / M_RECORDS, o), miscalibrated=True),
     ]
-    return {c.name: c for c in configs}
 
 
 CONFIGS: dict = {}  # filled on first use: building them imports the optional libraries
@@ -253,7 +278,7 @@ def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=T
     Path
         The file written.
     """
-    from .experiments import _git, _sha256, _versions, _write_rows
+    from .datafiles import file_sha256, git_output, versions, write_rows
 
     path = Path(out) / "part1" / "libraries.csv"
     if path.exists() and not force:
@@ -270,21 +295,21 @@ def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=T
             if progress:
                 print(f"{name}: n = {n:,} done", file=sys.stderr, flush=True)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_rows(path, FIELDS, rows)
+    write_rows(path, FIELDS, rows)
     manifest_path = Path(out) / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
     from importlib.metadata import version
     manifest["files"]["part1/libraries.csv"] = {
-        "bytes": path.stat().st_size, "sha256": _sha256(path), "rows": len(rows),
-        "command": "python -m renyi.libraries --out data", "git_commit": _git("rev-parse", "HEAD"),
-        "lib_dirty": bool(_git("status", "--porcelain", "lib")), "root_seed": ROOT_SEED,
+        "bytes": path.stat().st_size, "sha256": file_sha256(path), "rows": len(rows),
+        "command": "python -m renyi.libraries --out data", "git_commit": git_output("rev-parse", "HEAD"),
+        "lib_dirty": bool(git_output("status", "--porcelain", "lib")), "root_seed": ROOT_SEED,
         "spawn_scheme": "SeedSequence(root_seed, spawn_key=(config, n, replicate)).generate_state(1) -> seed s; "
                         "diffprivlib random_state s (x) and s + 1 (x'); OpenDP is not seedable",
         "parameters": {"orders": list(ORDERS), "alpha": ALPHA, "sizes": list(SIZES),
                        "detection_sizes": list(DETECTION_SIZES), "replicates": replicates,
                        "configs": {c.name: {"library": c.library, "call": c.description, "claim": c.claim_basis}
                                    for c in configs().values()}},
-        "versions": {**_versions(), "diffprivlib": version("diffprivlib"), "opendp": version("opendp"),
+        "versions": {**versions(), "diffprivlib": version("diffprivlib"), "opendp": version("opendp"),
                      "scikit-learn": version("scikit-learn")},
     }
     manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")

@@ -273,16 +273,7 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
     :cite:t:`zamani2026alphalift`, Theorem 2 and Proposition 1.
     """
     eps, alpha = _check_eps(eps), _check_alpha(order)
-    if not isinstance(model, GeneralLeakageModel):
-        raise TypeError(f"model must be a LeakageModel or GeneralLeakageModel, got {type(model).__name__}")
-    rtol = as_real_scalar(rtol, "rtol")
-    if not 0 < rtol < 1:
-        raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}")
-    if time_limit is not None:
-        time_limit = as_real_scalar(time_limit, "time_limit")
-        if time_limit <= 0:
-            raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit!r}")
-    max_cones = as_int(max_cones, "max_cones")
+    rtol, time_limit, max_cones = _check_search(model, rtol, time_limit, max_cones)
     started = time.perf_counter()
 
     def out_of_time(margin=0.0):
@@ -294,11 +285,7 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
         return _certified(mech, 0.0, "exact", rtol, started, 0)
 
     tree = _ConeTree(geo)
-    rng = np.random.default_rng(seed)
-    cover = rng.standard_normal((geo.k, 200 * geo.k))
-    _, cover_points, _, _ = geo.rays(cover / np.linalg.norm(cover, axis=0))
-    columns = np.concatenate([model.p_y[:, None], tree.points, cover_points, _seed_points(model, geo)], axis=1)
-    columns, value, weights, mu = _solve_priced(model, tree, columns)
+    columns, value, weights, mu = _solve_priced(model, tree, _initial_columns(model, geo, tree, seed))
     polish_iter = 200 if model.p_y.size <= 12 else 60
     best_upper, rounds, improve_seconds = math.inf, 0, 0.0
     # A split costs about k (k + pairs) operations per cone: bound the batch so that one round
@@ -321,22 +308,54 @@ def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float |
             break
         live = np.flatnonzero(bounds > target)
         live = live[np.argsort(-bounds[live])][: max(1, min(len(live), max_cones - len(tree.cones), batch))]
-        new = tree.split(live)
-        priced = _gains(model, new) - mu @ (new - model.p_y[:, None])
-        support = columns[:, weights > NEGLIGIBLE_WEIGHT]
-        reduced = _gains(model, columns) - mu @ (columns - model.p_y[:, None])
-        columns = np.concatenate([model.p_y[:, None], support, new[:, priced > value * (1 - KEEP_NEAR_BEST)],
-                                  columns[:, np.argsort(-reduced)[:200]]], axis=1)
+        columns = _next_columns(model, columns, weights, tree.split(live), mu, value)
         columns, value, weights, mu = _solve_priced(model, tree, columns)
     support = weights > NEGLIGIBLE_WEIGHT
     q, w = _prune(model, geo, *_merge(columns[:, support], weights[support]), tolerance=0.01 * rtol)
     mech = _build(model, w, q, eps, alpha)
-    upper = best_upper * (1 + ROUNDOFF_MARGIN) + TINY
+    upper, source = _best_upper_bound(model, eps, alpha, best_upper)
+    return _certified(mech, max(upper, mech.utility), source, rtol, started, len(tree.cones))
+
+
+def _check_search(model, rtol, time_limit, max_cones):
+    """Validate the model and the search controls of :func:`global_optimum`."""
+    if not isinstance(model, GeneralLeakageModel):
+        raise TypeError(f"model must be a LeakageModel or GeneralLeakageModel, got {type(model).__name__}")
+    rtol = as_real_scalar(rtol, "rtol")
+    if not 0 < rtol < 1:
+        raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}")
+    if time_limit is not None:
+        time_limit = as_real_scalar(time_limit, "time_limit")
+        if time_limit <= 0:
+            raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit!r}")
+    return rtol, time_limit, as_int(max_cones, "max_cones")
+
+
+def _initial_columns(model, geo, tree, seed):
+    """P_Y, the cone tree's ray ends, 200 k random ray ends and the structured seed points."""
+    rng = np.random.default_rng(seed)
+    cover = rng.standard_normal((geo.k, 200 * geo.k))
+    _, cover_points, _, _ = geo.rays(cover / np.linalg.norm(cover, axis=0))
+    return np.concatenate([model.p_y[:, None], tree.points, cover_points, _seed_points(model, geo)], axis=1)
+
+
+def _next_columns(model, columns, weights, new, mu, value):
+    """The next LP's candidates: the support, new ray ends priced near the best, the best 200 old ones."""
+    priced = _gains(model, new) - mu @ (new - model.p_y[:, None])
+    support = columns[:, weights > NEGLIGIBLE_WEIGHT]
+    reduced = _gains(model, columns) - mu @ (columns - model.p_y[:, None])
+    return np.concatenate([model.p_y[:, None], support, new[:, priced > value * (1 - KEEP_NEAR_BEST)],
+                           columns[:, np.argsort(-reduced)[:200]]], axis=1)
+
+
+def _best_upper_bound(model, eps, alpha, branch_and_bound):
+    """The smallest valid upper bound, with its name: branch and bound or a closed form."""
+    upper = branch_and_bound * (1 + ROUNDOFF_MARGIN) + TINY
     source = "branch-and-bound"
     for bound, name in _closed_form_upper_bounds(model, eps, alpha):
         if bound < upper:
             upper, source = bound, name
-    return _certified(mech, max(upper, mech.utility), source, rtol, started, len(tree.cones))
+    return upper, source
 
 
 def _improve(model, geo, tree, columns, weights, max_iter):
