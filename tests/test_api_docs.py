@@ -9,7 +9,8 @@ MODULES = ["renyi.divergence", "renyi.closed_forms", "renyi.density", "renyi.fre
            "renyi.mechanisms", "renyi.mechanism", "renyi.randomized_response", "renyi.floor",
            "renyi.delta_method", "renyi.audit", "renyi.bounds", "renyi.verdict", "renyi.streaming",
            "renyi.smoothness", "renyi.baselines", "renyi.reporting", "renyi.plotting", "renyi.sweeps",
-           "renyi.datafiles", "renyi.experiments", "renyi.lift.model", "renyi.lift.certificate", "renyi.lift.channels",
+           "renyi.datafiles", "renyi.samples_io", "renyi.experiments", "renyi.lift.model",
+           "renyi.lift.certificate", "renyi.lift.channels",
            "renyi.lift.mechanisms", "renyi.lift.optimum", "renyi.libraries", "renyi.cli_design"]
 
 
