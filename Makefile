@@ -79,6 +79,7 @@ book-check: $(STAMP)  ## build the book from a clean _build with warnings as err
 
 lint: $(TESTSTAMP)  ## ruff on the library, tests and benchmarks, and on the chapters (88 columns)
 	$(BIN)/ruff check lib tests benchmarks
+	$(BIN)/ruff format --check lib tests benchmarks
 	@# The chapters (and book/_ext) at the rendered column's 88 characters: book/ruff.toml.
 	$(BIN)/ruff check book
 	$(BIN)/ruff format --check book

@@ -61,6 +61,7 @@ def _common_grid(x, y, h):
 
 def kdepy_pipeline(x, y):
     from KDEpy import FFTKDE
+
     h = default_bandwidth(x, y)
     grid = _common_grid(x, y, h)
     p_hat = FFTKDE(kernel="gaussian", bw=h).fit(x).evaluate(grid)
@@ -70,6 +71,7 @@ def kdepy_pipeline(x, y):
 
 def statsmodels_pipeline(x, y):
     import statsmodels.api as sm
+
     h = default_bandwidth(x, y)
     grid = _common_grid(x, y, h)
     dens = []
@@ -82,6 +84,7 @@ def statsmodels_pipeline(x, y):
 
 def scipy_pipeline(x, y):
     from scipy.stats import gaussian_kde
+
     h = default_bandwidth(x, y)
     grid = _common_grid(x, y, h)
     dens = [gaussian_kde(s, bw_method=h / s.std(ddof=1))(grid) for s in (x, y)]
@@ -116,11 +119,16 @@ def tail_accuracy(n=20_000, seed=5):
     keep = exact > 1e-12
     k = sm.nonparametric.KDEUnivariate(x)
     k.fit(kernel="gau", bw=h, fft=True, gridsize=grid.size, cut=8)
-    backends = {"renyi tails=\"relative\"": est.p, "renyi (default)": kde_on_grid(x, y, h).p,
-                "kdepy": FFTKDE(bw=h).fit(x).evaluate(grid),
-                "statsmodels": np.interp(grid, k.support, k.density, left=0.0, right=0.0)}
-    print(f"\n# tail accuracy, n={n:,}, h={h:.3g}: max |p_hat/p_direct - 1| where p_direct > 1e-12"
-          f" ({keep.sum()} of {grid.size} grid points)")
+    backends = {
+        'renyi tails="relative"': est.p,
+        "renyi (default)": kde_on_grid(x, y, h).p,
+        "kdepy": FFTKDE(bw=h).fit(x).evaluate(grid),
+        "statsmodels": np.interp(grid, k.support, k.density, left=0.0, right=0.0),
+    }
+    print(
+        f"\n# tail accuracy, n={n:,}, h={h:.3g}: max |p_hat/p_direct - 1| where p_direct > 1e-12"
+        f" ({keep.sum()} of {grid.size} grid points)"
+    )
     print("| pipeline | max relative error | smallest p_direct checked |")
     print("|---|---:|---:|")
     for name, dens in backends.items():
@@ -152,9 +160,12 @@ def lift_benchmark(time_limit=60.0):
     for label, model, eps, rtol in cases:
         res = global_optimum(model, eps, 3, rtol=rtol, time_limit=time_limit)
         two = asymmetric_mechanism(model, eps, 3).utility
-        print(f"| {label} | {eps:.3g} | {rtol:.0e} | {res.elapsed:.2f} | {res.lower_bound:.6g} | "
-              f"{res.upper_bound:.6g} | {res.gap:.1e} | {res.upper_bound_source} | {len(res.p_u)} | "
-              f"{two:.6g} |", flush=True)
+        print(
+            f"| {label} | {eps:.3g} | {rtol:.0e} | {res.elapsed:.2f} | {res.lower_bound:.6g} | "
+            f"{res.upper_bound:.6g} | {res.gap:.1e} | {res.upper_bound_source} | {len(res.p_u)} | "
+            f"{two:.6g} |",
+            flush=True,
+        )
 
 
 def cli_benchmark(n=10_000_000):
@@ -163,17 +174,23 @@ def cli_benchmark(n=10_000_000):
     import subprocess
     import sys
     import tempfile
+
     rng = np.random.default_rng(3)
     with tempfile.TemporaryDirectory() as tmp:
         np.save(os.path.join(tmp, "p.npy"), rng.normal(1, 5, n))
         np.save(os.path.join(tmp, "q.npy"), rng.normal(0, 5, n))
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "renyi", "audit", "p.npy", "q.npy", "--orders", "2", "5", "7"],
-                       cwd=tmp, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "renyi", "audit", "p.npy", "q.npy", "--orders", "2", "5", "7"],
+            cwd=tmp,
+            check=True,
+            capture_output=True,
+        )
         t_cli = time.perf_counter() - start
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import numpy as np; np.load('p.npy'); np.load('q.npy')"],
-                       cwd=tmp, check=True)
+        subprocess.run(
+            [sys.executable, "-c", "import numpy as np; np.load('p.npy'); np.load('q.npy')"], cwd=tmp, check=True
+        )
         t_load = time.perf_counter() - start
     print(f"\n# command line, two .npy files of {n:,} values: `python -m renyi audit p.npy q.npy --orders 2 5 7`")
     print("| step | time (s) |\n|---|---:|")
@@ -191,6 +208,7 @@ def chunked_benchmark(n=100_000_000, chunk=5_000_000):
             rng = np.random.default_rng(seed)
             for start in range(0, n, chunk):
                 yield rng.normal(mean, 5, min(chunk, n - start))
+
         return chunks
 
     start = time.perf_counter()
@@ -206,8 +224,9 @@ def chunked_benchmark(n=100_000_000, chunk=5_000_000):
     print(f"\n# chunked audit, {n:,} Gaussian outputs per side in chunks of {chunk:,} (renyi.streaming)")
     print("| time (s) | of which sampling (3 passes x 2 sides) | peak traced memory | lower bound at order 2 |")
     print("|---:|---:|---:|---:|")
-    print(f"| {t:.1f} | {6 * t_sample:.1f} | {peak / 2**20:.0f} MiB | {bounds[0].lower:.5f} (epsilon 0.04) |",
-          flush=True)
+    print(
+        f"| {t:.1f} | {6 * t_sample:.1f} | {peak / 2**20:.0f} MiB | {bounds[0].lower:.5f} (epsilon 0.04) |", flush=True
+    )
 
 
 def main(argv=None):
@@ -220,12 +239,19 @@ def main(argv=None):
     if args.only_lift:
         lift_benchmark()
         return
-    pipelines = {"renyi": renyi_pipeline, "renyi-exact-tails": renyi_exact_tails_pipeline,
-                 "kdepy": kdepy_pipeline, "statsmodels": statsmodels_pipeline, "scipy": scipy_pipeline,
-                 "bincount": bincount_floor}
+    pipelines = {
+        "renyi": renyi_pipeline,
+        "renyi-exact-tails": renyi_exact_tails_pipeline,
+        "kdepy": kdepy_pipeline,
+        "statsmodels": statsmodels_pipeline,
+        "scipy": scipy_pipeline,
+        "bincount": bincount_floor,
+    }
     rng = np.random.default_rng(20261129)
-    print(f"# rdp_lower_bound, three orders, both directions, Gaussian mechanism (b=5); "
-          f"{platform.processor() or platform.machine()}, numpy {np.__version__}")
+    print(
+        f"# rdp_lower_bound, three orders, both directions, Gaussian mechanism (b=5); "
+        f"{platform.processor() or platform.machine()}, numpy {np.__version__}"
+    )
     print("| n per side | pipeline | time (s) | renyi / this | peak memory / input |")
     print("|---:|---|---:|---:|---:|")
     for n in (int(s) for s in args.sizes):

@@ -23,9 +23,20 @@ from pathlib import Path
 
 #: Flags for a sandboxed CI machine with no network (see the machine notes): no GPU, no
 #: background connections, a fresh profile.
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-extensions", "--hide-scrollbars", "--mute-audio", "--remote-debugging-pipe"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--remote-debugging-pipe",
+]
 
 
 def find_chromium() -> str | None:
@@ -47,12 +58,20 @@ class Browser:
 
         # Chromium wants the pipe on descriptors 3 and 4; a shell puts it there (dup2 in a
         # preexec_fn would be undone by subprocess closing every descriptor it was not given).
-        args = [executable, *FLAGS, f"--user-data-dir={self._profile}", f"--window-size={width},{height}",
-                "about:blank"]
+        args = [
+            executable,
+            *FLAGS,
+            f"--user-data-dir={self._profile}",
+            f"--window-size={width},{height}",
+            "about:blank",
+        ]
         self._proc = subprocess.Popen(
             ["/bin/sh", "-c", f'exec "$@" 3<&{to_browser_r} 4>&{from_browser_w}', "chromium", *args],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(to_browser_r, from_browser_w))
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(to_browser_r, from_browser_w),
+        )
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._buffer = b""
@@ -62,8 +81,14 @@ class Browser:
         self.session = self.command("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
             self.command(f"{domain}.enable", session=self.session)
-        self.command("Emulation.setDeviceMetricsOverride", session=self.session, width=width,
-                     height=height, deviceScaleFactor=1, mobile=False)
+        self.command(
+            "Emulation.setDeviceMetricsOverride",
+            session=self.session,
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
 
     # -- transport
     def _read_message(self, deadline: float) -> dict:
@@ -110,17 +135,22 @@ class Browser:
 
     def evaluate(self, expression: str):
         """The value of a JavaScript expression (promises are awaited)."""
-        result = self.command("Runtime.evaluate", session=self.session, expression=expression,
-                              awaitPromise=True, returnByValue=True)
+        result = self.command(
+            "Runtime.evaluate", session=self.session, expression=expression, awaitPromise=True, returnByValue=True
+        )
         if "exceptionDetails" in result:
-            raise RuntimeError(f"JavaScript failed: {result['exceptionDetails'].get('text')}: "
-                               f"{result['exceptionDetails'].get('exception', {}).get('description')}")
+            raise RuntimeError(
+                f"JavaScript failed: {result['exceptionDetails'].get('text')}: "
+                f"{result['exceptionDetails'].get('exception', {}).get('description')}"
+            )
         return result["result"].get("value")
 
     def screenshot(self, path) -> None:
         import base64
-        data = self.command("Page.captureScreenshot", session=self.session, format="png",
-                            captureBeyondViewport=True)["data"]
+
+        data = self.command("Page.captureScreenshot", session=self.session, format="png", captureBeyondViewport=True)[
+            "data"
+        ]
         Path(path).write_bytes(base64.b64decode(data))
 
     def console_errors(self) -> list[str]:

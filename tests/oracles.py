@@ -17,9 +17,9 @@ from scipy import integrate, optimize
 
 def lifts_of_channel(channel, p_y, a, p_x, order):
     """α-lift of each output, eq. (1), straight from the definition."""
-    joint = channel * p_y[None, :]                       # P(u, y)
+    joint = channel * p_y[None, :]  # P(u, y)
     p_u = joint.sum(axis=1)
-    p_x_given_u = (a @ joint.T) / p_u[None, :]            # columns P_{X|U=u}
+    p_x_given_u = (a @ joint.T) / p_u[None, :]  # columns P_{X|U=u}
     return np.sum(p_x[:, None] * (p_x_given_u / p_x[:, None]) ** order, axis=0) ** (1 / order)
 
 
@@ -49,16 +49,21 @@ def best_mechanism_multistart(p_y, a, eps, order, *, starts=30, seed=0):
             lifts = lifts_of_channel(unpack(x) + 1e-300, p_y, a, p_x, order)
         return math.log(level) - np.log(lifts)
 
-    constraints = [{"type": "eq", "fun": lambda x: unpack(x).sum(axis=0) - 1},
-                   {"type": "ineq", "fun": privacy}]
+    constraints = [{"type": "eq", "fun": lambda x: unpack(x).sum(axis=0) - 1}, {"type": "ineq", "fun": privacy}]
     best = 0.0
     for _ in range(starts):
         # Start near the constant channel (feasible), with a random tilt of random size.
         tilt = rng.dirichlet(np.full(n, 0.3), size=n).T
         x0 = (1 - rng.uniform(0.01, 0.5)) / n + rng.uniform(0.01, 0.5) * tilt / tilt.sum(axis=0)
         x0 = x0 / x0.sum(axis=0)
-        res = optimize.minimize(objective, x0.ravel(), method="SLSQP", bounds=[(0, 1)] * n * n,
-                                constraints=constraints, options={"maxiter": 500, "ftol": 1e-14})
+        res = optimize.minimize(
+            objective,
+            x0.ravel(),
+            method="SLSQP",
+            bounds=[(0, 1)] * n * n,
+            constraints=constraints,
+            options={"maxiter": 500, "ftol": 1e-14},
+        )
         channel = np.clip(unpack(res.x), 0, None)
         channel = channel / channel.sum(axis=0)
         if np.all(lifts_of_channel(channel, p_y, a, p_x, order) <= level * (1 + 1e-10)):
@@ -78,12 +83,17 @@ def pmf_renyi(p, q, lam):
 def quad_renyi(logpdf_p, logpdf_q, lam, points=(), span=400.0):
     """D_lam by adaptive quadrature (scipy.integrate.quad) of the exact densities, split at kinks."""
     if lam == 1:
+
         def f(t):
             return math.exp(logpdf_p(t)) * (logpdf_p(t) - logpdf_q(t))
     else:
+
         def f(t):
             return math.exp(lam * logpdf_p(t) + (1 - lam) * logpdf_q(t))
+
     pieces = np.concatenate([[-span], np.sort(points), [span]])  # tails beyond are < 1e-30
-    val = sum(integrate.quad(f, a, b, epsabs=0 if lam != 1 else 1e-15, epsrel=1e-13, limit=500)[0]
-              for a, b in zip(pieces[:-1], pieces[1:]))
+    val = sum(
+        integrate.quad(f, a, b, epsabs=0 if lam != 1 else 1e-15, epsrel=1e-13, limit=500)[0]
+        for a, b in zip(pieces[:-1], pieces[1:])
+    )
     return val if lam == 1 else math.log(val) / (lam - 1)

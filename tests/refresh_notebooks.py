@@ -20,8 +20,12 @@ def _merge_streams(outputs):
     """Join consecutive chunks of one stream: how the kernel splits them depends on timing."""
     merged = []
     for out in outputs:
-        if (out.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
-                and merged[-1].get("name") == out.get("name")):
+        if (
+            out.get("output_type") == "stream"
+            and merged
+            and merged[-1].get("output_type") == "stream"
+            and merged[-1].get("name") == out.get("name")
+        ):
             merged[-1]["text"] = "".join(merged[-1]["text"]) + "".join(out["text"])
         else:
             merged.append(out)
@@ -30,8 +34,9 @@ def _merge_streams(outputs):
 
 def refresh(path: Path) -> None:
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, kernel_name="python3", timeout=1800, record_timing=False,
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(
+        nb, kernel_name="python3", timeout=1800, record_timing=False, resources={"metadata": {"path": str(path.parent)}}
+    )
     client.execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)

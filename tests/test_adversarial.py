@@ -58,9 +58,13 @@ API_ERRORS = [
     (lambda: audit("nope", X, X_PRIME, 100, 2, rng=RNG), ValueError, "unknown mechanism"),
     (lambda: audit("gaussian", X, X_PRIME, 1, 2, rng=RNG), ValueError, "n must be"),
     (lambda: audit("gaussian", X, X_PRIME, 100, 2, rng=3), TypeError, "Generator"),
-    (lambda: bound_from_densities(np.ones(3) / 3, np.ones(3) / 3, 2, floor=0.1, beta=10, dx=1.0, n_p=10, n_q=10,
-                                  alpha=2),
-     ValueError, "alpha"),
+    (
+        lambda: bound_from_densities(
+            np.ones(3) / 3, np.ones(3) / 3, 2, floor=0.1, beta=10, dx=1.0, n_p=10, n_q=10, alpha=2
+        ),
+        ValueError,
+        "alpha",
+    ),
     (lambda: kde_on_grid(P_CONT, Q_CONT, 1e-9), ValueError, "grid would need"),
     (lambda: MECHANISMS["gaussian"].target(1e6), ValueError, "at most 10,000"),
     (lambda: MECHANISMS["subsampled_gaussian"].target(0.5), ValueError, "must be > 1"),
@@ -76,6 +80,7 @@ def test_api_errors_are_clear(call, exc, fragment):
 
 
 # ------------------------------------------------------- bound properties
+
 
 def test_large_orders_never_over_claim():
     """The case that used to give 103.7 at order 1000 (truth 20) and 1.16 at 50 (truth 1)."""
@@ -164,6 +169,7 @@ def test_shuffled_rr_target_is_finite_at_large_orders():
 
 # ------------------------------------------------------------------- CLI
 
+
 @pytest.fixture(scope="module")
 def cli_files(tmp_path_factory):
     d = tmp_path_factory.mktemp("cli")
@@ -173,8 +179,9 @@ def cli_files(tmp_path_factory):
     np.save(d / "col_p.npy", rng.normal(1, 5, (20_000, 1)))
     np.save(d / "col_q.npy", rng.normal(0, 5, (20_000, 1)))
     (d / "text.npy").write_text("1.0\n2.0\n")
-    (d / "comma.txt").write_text("\n".join(f"{int(v)},{int(1000 * abs(v - int(v))):03d}"
-                                           for v in rng.normal(0, 5, 3000)))
+    (d / "comma.txt").write_text(
+        "\n".join(f"{int(v)},{int(1000 * abs(v - int(v))):03d}" for v in rng.normal(0, 5, 3000))
+    )
     (d / "huge.txt").write_text("1e308\n-1e308\n" + "\n".join(map(str, rng.normal(size=100))))
     (d / "bigint.txt").write_text("99999999999999999999\n1\n2\n")
     np.save(d / "u64_p.npy", np.array([2**63 + 5, 1, 2**64 - 1] * 500, dtype=np.uint64))
@@ -184,8 +191,9 @@ def cli_files(tmp_path_factory):
 
 
 def _run(args, cwd, **kw):
-    return subprocess.run([sys.executable, "-m", "renyi", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "renyi", *args], cwd=cwd, capture_output=True, text=True, timeout=120, **kw
+    )
 
 
 CLI_ERRORS = [
@@ -210,8 +218,14 @@ def test_cli_errors_are_one_line(cli_files, args, fragment):
 
 def test_cli_full_disk_is_a_one_line_error(cli_files):
     with open("/dev/full", "w") as full:
-        proc = subprocess.run([sys.executable, "-m", "renyi", "audit", "p.npy", "q.npy", "--orders", "2"],
-                              cwd=cli_files, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-m", "renyi", "audit", "p.npy", "q.npy", "--orders", "2"],
+            cwd=cli_files,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 1
     assert proc.stderr.strip() == "renyi: error: cannot write the output: No space left on device"
 

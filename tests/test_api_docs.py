@@ -5,13 +5,37 @@ import inspect
 
 import pytest
 
-MODULES = ["renyi.divergence", "renyi.closed_forms", "renyi.density", "renyi.frequencies", "renyi.bandwidth",
-           "renyi.mechanisms", "renyi.mechanism", "renyi.randomized_response", "renyi.floor",
-           "renyi.delta_method", "renyi.audit", "renyi.bounds", "renyi.verdict", "renyi.streaming",
-           "renyi.smoothness", "renyi.baselines", "renyi.reporting", "renyi.plotting", "renyi.sweeps",
-           "renyi.datafiles", "renyi.samples_io", "renyi.experiments", "renyi.lift.model",
-           "renyi.lift.certificate", "renyi.lift.channels",
-           "renyi.lift.mechanisms", "renyi.lift.optimum", "renyi.libraries", "renyi.cli_design"]
+MODULES = [
+    "renyi.divergence",
+    "renyi.closed_forms",
+    "renyi.density",
+    "renyi.frequencies",
+    "renyi.bandwidth",
+    "renyi.mechanisms",
+    "renyi.mechanism",
+    "renyi.randomized_response",
+    "renyi.floor",
+    "renyi.delta_method",
+    "renyi.audit",
+    "renyi.bounds",
+    "renyi.verdict",
+    "renyi.streaming",
+    "renyi.smoothness",
+    "renyi.baselines",
+    "renyi.reporting",
+    "renyi.plotting",
+    "renyi.sweeps",
+    "renyi.datafiles",
+    "renyi.samples_io",
+    "renyi.experiments",
+    "renyi.lift.model",
+    "renyi.lift.certificate",
+    "renyi.lift.channels",
+    "renyi.lift.mechanisms",
+    "renyi.lift.optimum",
+    "renyi.libraries",
+    "renyi.cli_design",
+]
 
 
 def public_objects():

@@ -4,12 +4,11 @@ Simulation tests are seeded; tolerances leave room for Monte-Carlo error
 (200 replicates: a true coverage of 0.95 falls below 0.90 with probability < 0.5%).
 """
 
-
 import numpy as np
 import pytest
 from scipy import stats
 
-from renyi.audit import (LowerBound, audit, default_floor, rdp_lower_bound)
+from renyi.audit import LowerBound, audit, default_floor, rdp_lower_bound
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
 
 X, X_PRIME = ADJACENT_PAIR
@@ -23,11 +22,16 @@ X, X_PRIME = ADJACENT_PAIR
 
 # ------------------------------------------------------------ simulations
 
+
 def _replicates(name, n, orders, reps, seed):
     mech = MECHANISMS[name]
     rng = np.random.default_rng(seed)
-    return np.array([[(b.lower, b.estimate, b.std_error) for b in audit(mech, X, X_PRIME, n, orders, rng=r)]
-                     for r in rng.spawn(reps)])
+    return np.array(
+        [
+            [(b.lower, b.estimate, b.std_error) for b in audit(mech, X, X_PRIME, n, orders, rng=r)]
+            for r in rng.spawn(reps)
+        ]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +82,7 @@ def test_orders_share_one_fit_and_scalar_returns_one():
 def test_audit_with_a_black_box_callable():
     def sampler(db, n, rng):
         return np.sum(db) + rng.normal(0, 1.0, n)
+
     res = audit(sampler, X, X_PRIME, 50_000, [2], rng=np.random.default_rng(4))
     assert 0.5 < res[0].lower < 1.0 + 1e-9  # truth is 2/2 = 1
 
@@ -94,29 +99,32 @@ def test_discrete_inference():
 GOOD = np.random.default_rng(0).normal(size=100)
 
 
-@pytest.mark.parametrize("kwargs,exc,match", [
-    (dict(samples_p=[]), ValueError, "samples_p is empty"),
-    (dict(samples_p=np.array([1.0, np.nan] * 10)), ValueError, "NaN"),
-    (dict(samples_q=np.array([1.0, np.inf] * 10)), ValueError, "samples_q contains 10 NaN or infinite"),
-    (dict(samples_p=np.float64(3.0)), ValueError, "got a scalar"),
-    (dict(samples_p="abc"), TypeError, "samples_p must be an array"),
-    (dict(orders=1), ValueError, "orders must be > 1"),
-    (dict(orders=0.5), ValueError, "orders must be > 1"),
-    (dict(orders=float("inf")), ValueError, "orders must be finite"),
-    (dict(orders=[2, float("nan")]), ValueError, r"orders\[1\] must be finite"),
-    (dict(orders=[]), ValueError, "orders must not be empty"),
-    (dict(alpha=0), ValueError, "alpha must lie strictly between 0 and 1"),
-    (dict(alpha=1.5), ValueError, "alpha"),
-    (dict(samples_p=np.ones(100)), ValueError, "zero spread"),
-    (dict(floor=-1e-3), ValueError, "floor must be > 0"),
-    (dict(beta=0), ValueError, "beta must be > 0"),
-    (dict(bandwidth=-0.1), ValueError, "bandwidth must be > 0"),
-    (dict(samples_p=np.arange(100)), ValueError, "looks discrete"),
-    (dict(samples_p=GOOD.reshape(50, 2), samples_q=GOOD.reshape(50, 2), discrete=False), ValueError, "must be 1-D"),
-    (dict(discrete="yes"), TypeError, "discrete must be"),
-    (dict(bias_correction=None), TypeError, "bias_correction"),
-    (dict(samples_p=np.zeros((2, 2, 2))), ValueError, "2-D with one outcome per row"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,match",
+    [
+        (dict(samples_p=[]), ValueError, "samples_p is empty"),
+        (dict(samples_p=np.array([1.0, np.nan] * 10)), ValueError, "NaN"),
+        (dict(samples_q=np.array([1.0, np.inf] * 10)), ValueError, "samples_q contains 10 NaN or infinite"),
+        (dict(samples_p=np.float64(3.0)), ValueError, "got a scalar"),
+        (dict(samples_p="abc"), TypeError, "samples_p must be an array"),
+        (dict(orders=1), ValueError, "orders must be > 1"),
+        (dict(orders=0.5), ValueError, "orders must be > 1"),
+        (dict(orders=float("inf")), ValueError, "orders must be finite"),
+        (dict(orders=[2, float("nan")]), ValueError, r"orders\[1\] must be finite"),
+        (dict(orders=[]), ValueError, "orders must not be empty"),
+        (dict(alpha=0), ValueError, "alpha must lie strictly between 0 and 1"),
+        (dict(alpha=1.5), ValueError, "alpha"),
+        (dict(samples_p=np.ones(100)), ValueError, "zero spread"),
+        (dict(floor=-1e-3), ValueError, "floor must be > 0"),
+        (dict(beta=0), ValueError, "beta must be > 0"),
+        (dict(bandwidth=-0.1), ValueError, "bandwidth must be > 0"),
+        (dict(samples_p=np.arange(100)), ValueError, "looks discrete"),
+        (dict(samples_p=GOOD.reshape(50, 2), samples_q=GOOD.reshape(50, 2), discrete=False), ValueError, "must be 1-D"),
+        (dict(discrete="yes"), TypeError, "discrete must be"),
+        (dict(bias_correction=None), TypeError, "bias_correction"),
+        (dict(samples_p=np.zeros((2, 2, 2))), ValueError, "2-D with one outcome per row"),
+    ],
+)
 def test_bad_input_is_a_clear_error(kwargs, exc, match):
     args = dict(samples_p=GOOD, samples_q=GOOD + 1, orders=2)
     args.update(kwargs)
@@ -135,6 +143,7 @@ def test_audit_bad_input():
 
 
 # ------------------------------------------- directions, reliability, tails
+
 
 def test_both_directions_find_the_larger_reverse_divergence_of_shuffled_rr():
     """Shuffled RR: D_5(q||p) = 1.005 against the forward target 0.437; 'both' reports Q||P."""
@@ -187,7 +196,7 @@ def test_audit_accepts_rng_none_for_a_black_box_and_any_database_object():
 
     def black_box(records, n, rng):
         calls.append(rng)
-        own = np.random.default_rng(len(calls))   # draws its own randomness
+        own = np.random.default_rng(len(calls))  # draws its own randomness
         return sum(r["value"] for r in records) + own.normal(0, 1.0, n)
 
     bound = audit(black_box, [{"value": 1.0}], [{"value": 0.0}], 20_000, 2)

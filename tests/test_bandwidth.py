@@ -18,12 +18,12 @@ def test_bandwidth_rules():
     x = rng.normal(0, 2, 10_000)
     a = min(x.std(ddof=1), (np.percentile(x, 75) - np.percentile(x, 25)) / 1.349)
     assert robust_scale(x) == pytest.approx(a)
-    assert silverman_bandwidth(x) == pytest.approx(0.9 * a * 10_000 ** -0.2, rel=1e-3)
-    assert scott_bandwidth(x) == pytest.approx(1.059 * a * 10_000 ** -0.2, rel=1e-3)
-    assert undersmoothed_bandwidth(x) == pytest.approx(1.06 * a * 10_000 ** -0.35)
+    assert silverman_bandwidth(x) == pytest.approx(0.9 * a * 10_000**-0.2, rel=1e-3)
+    assert scott_bandwidth(x) == pytest.approx(1.059 * a * 10_000**-0.2, rel=1e-3)
+    assert undersmoothed_bandwidth(x) == pytest.approx(1.06 * a * 10_000**-0.35)
     assert undersmoothed_bandwidth(x) < silverman_bandwidth(x)
     y = rng.normal(5, 2, 5000)
-    assert default_bandwidth(x, y) == pytest.approx(1.06 * 0.5 * (a + robust_scale(y)) * 5000 ** -0.35)
+    assert default_bandwidth(x, y) == pytest.approx(1.06 * 0.5 * (a + robust_scale(y)) * 5000**-0.35)
 
 
 def test_zero_spread_is_an_error():

@@ -28,8 +28,10 @@ MIN_IMAGE_SCALE = 0.97
 
 EXE = find_chromium()
 if EXE is None:
-    message = ("browser test skipped: no Chromium found; install Debian's chromium and "
-               "chromium-driver (apt-get install chromium chromium-driver) or set RENYI_CHROMIUM")
+    message = (
+        "browser test skipped: no Chromium found; install Debian's chromium and "
+        "chromium-driver (apt-get install chromium chromium-driver) or set RENYI_CHROMIUM"
+    )
     if os.environ.get("RENYI_REQUIRE_BROWSER") == "1":  # .ci/run: CI must run it
         raise RuntimeError(message)
     pytest.skip(message, allow_module_level=True)
@@ -38,8 +40,9 @@ if EXE is None:
 def _pages() -> list[Path]:
     if not (HTML / "index.html").exists():
         pytest.fail(f"no built book at {HTML}; run 'make book-check' first (or set RENYI_BOOK_HTML)")
-    pages = [p for p in HTML.rglob("*.html")
-             if p.name not in SKIP and not {"_static", "_sources", "_images"} & set(p.parts)]
+    pages = [
+        p for p in HTML.rglob("*.html") if p.name not in SKIP and not {"_static", "_sources", "_images"} & set(p.parts)
+    ]
     # The root index.html is only a redirect to book/index.html.
     return sorted(p for p in pages if 'http-equiv="Refresh"' not in p.read_text(encoding="utf-8")[:2000])
 
@@ -54,19 +57,26 @@ def _problems(report: dict) -> list[str]:
     out = [f"raw TeX in text: {t!r}" for t in report["rawMath"]]
     if report["unTypeset"]:
         out.append(f"{report['unTypeset']} math element(s) not typeset by MathJax")
-    out += [f"overflow: {o['what']} is {o['scroll']} px in a {o['client']} px box: {o['text']!r}"
-            for o in report["overflow"]]
+    out += [
+        f"overflow: {o['what']} is {o['scroll']} px in a {o['client']} px box: {o['text']!r}"
+        for o in report["overflow"]
+    ]
     out += [f"image without caption or alt text: {src[:80]}" for src in report["images"]]
-    out += [f"image shown at {scale:.0%} of its size" for scale in report["imageScale"]
-            if scale < MIN_IMAGE_SCALE]
+    out += [f"image shown at {scale:.0%} of its size" for scale in report["imageScale"] if scale < MIN_IMAGE_SCALE]
     out += [f"console error: {e}" for e in report["console"]]
     return out
 
 
 @pytest.mark.parametrize("width", [1400, 1920])
 def test_every_page(browser, width):
-    browser.command("Emulation.setDeviceMetricsOverride", session=browser.session, width=width,
-                    height=1000, deviceScaleFactor=1, mobile=False)
+    browser.command(
+        "Emulation.setDeviceMetricsOverride",
+        session=browser.session,
+        width=width,
+        height=1000,
+        deviceScaleFactor=1,
+        mobile=False,
+    )
     failures, pages = {}, _pages()
     for page in pages:
         problems = _problems(check_page(browser, page))
@@ -81,8 +91,7 @@ def test_the_checks_can_fail(browser, tmp_path):
     page = HTML / "book" / "common-ground.html"
     html = page.read_text(encoding="utf-8")
     long_line = "x = [" + ", ".join(str(i) for i in range(120)) + "]"
-    injected = (f'<div class="highlight"><pre>{long_line}</pre></div>'
-                '<p>a formula left raw: $\\alpha$-lift</p>')
+    injected = f'<div class="highlight"><pre>{long_line}</pre></div><p>a formula left raw: $\\alpha$-lift</p>'
     html = re.sub(r"(<article[^>]*>)", r"\1" + injected.replace("\\", "\\\\"), html, count=1)
     copy = page.with_name("_browser_selftest.html")
     try:

@@ -27,6 +27,7 @@ def files(tmp_path):
 
 def test_table_and_json_agree_with_the_library(files, capsys):
     from renyi.audit import rdp_lower_bound
+
     assert main(["audit", str(files / "p.npy"), str(files / "q.csv"), "--orders", "2", "5", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     lib = rdp_lower_bound(np.load(files / "p.npy"), np.loadtxt(files / "q.csv"), [2, 5])
@@ -47,8 +48,28 @@ def test_discrete_rows_from_csv(files, capsys):
 
 
 def test_options_are_passed_through(files, capsys):
-    assert main(["audit", str(files / "p.npy"), str(files / "q.csv"), "--orders", "2", "--bandwidth", "0.5",
-                 "--floor", "1e-3", "--beta", "500", "--alpha", "0.1", "--no-bias-correction", "--json"]) == 0
+    assert (
+        main(
+            [
+                "audit",
+                str(files / "p.npy"),
+                str(files / "q.csv"),
+                "--orders",
+                "2",
+                "--bandwidth",
+                "0.5",
+                "--floor",
+                "1e-3",
+                "--beta",
+                "500",
+                "--alpha",
+                "0.1",
+                "--no-bias-correction",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)[0]
     got = (out["bandwidth"], out["floor"], out["beta"], out["alpha"], out["bias_corrected"])
     assert got == (0.5, 1e-3, 500, 0.1, False)
@@ -63,17 +84,20 @@ def test_mechanisms_listing(capsys):
     assert "shuffled_randomized_response" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args,fragment", [
-    (["audit", "missing.npy", "q.csv", "--orders", "2"], "no such file"),
-    (["audit", "pickled.npy", "q.csv", "--orders", "2"], "pickled"),
-    (["audit", "empty.txt", "q.csv", "--orders", "2"], "empty"),
-    (["audit", "nan.txt", "q.csv", "--orders", "2"], "NaN"),
-    (["audit", "ragged.txt", "q.csv", "--orders", "2"], "line 2"),
-    (["audit", "word.txt", "q.csv", "--orders", "2"], "not a number"),
-    (["audit", "p.npy", "q.csv", "--orders", "1"], "must be > 1"),
-    (["audit", "p.npy", "q.csv", "--orders", "2", "--alpha", "2"], "alpha"),
-    (["audit", "p.npy", "q.csv", "--orders", "two"], "not a number"),
-])
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (["audit", "missing.npy", "q.csv", "--orders", "2"], "no such file"),
+        (["audit", "pickled.npy", "q.csv", "--orders", "2"], "pickled"),
+        (["audit", "empty.txt", "q.csv", "--orders", "2"], "empty"),
+        (["audit", "nan.txt", "q.csv", "--orders", "2"], "NaN"),
+        (["audit", "ragged.txt", "q.csv", "--orders", "2"], "line 2"),
+        (["audit", "word.txt", "q.csv", "--orders", "2"], "not a number"),
+        (["audit", "p.npy", "q.csv", "--orders", "1"], "must be > 1"),
+        (["audit", "p.npy", "q.csv", "--orders", "2", "--alpha", "2"], "alpha"),
+        (["audit", "p.npy", "q.csv", "--orders", "two"], "not a number"),
+    ],
+)
 def test_user_errors_are_one_line_without_traceback(files, args, fragment):
     proc = subprocess.run([sys.executable, "-m", "renyi", *args], cwd=files, capture_output=True, text=True)
     assert proc.returncode != 0
@@ -85,8 +109,13 @@ def test_user_errors_are_one_line_without_traceback(files, args, fragment):
 
 def test_stdin_and_help(files):
     data = "\n".join(str(v) for v in np.random.default_rng(1).normal(1, 5, 5000))
-    proc = subprocess.run([sys.executable, "-m", "renyi", "audit", "-", "q.csv", "--orders", "2"],
-                          cwd=files, input=data, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "renyi", "audit", "-", "q.csv", "--orders", "2"],
+        cwd=files,
+        input=data,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0 and "lower(95%)" in proc.stdout
     helptext = subprocess.run([sys.executable, "-m", "renyi", "audit", "--help"], capture_output=True, text=True).stdout
     assert "examples:" in helptext and "python -m renyi audit" in helptext

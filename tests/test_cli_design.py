@@ -34,8 +34,21 @@ def run_json(args, capsys):
 
 def test_reproduces_the_medical_example_and_writes_a_feasible_channel(files, capsys):
     out = files / "channel.csv"
-    status = main(["design", "--leakage", str(files / "A.csv"), "--prior", str(files / "px.csv"),
-                   "--eps", "0.02", "--order", "3", "--out", str(out)])
+    status = main(
+        [
+            "design",
+            "--leakage",
+            str(files / "A.csv"),
+            "--prior",
+            str(files / "px.csv"),
+            "--eps",
+            "0.02",
+            "--order",
+            "3",
+            "--out",
+            str(out),
+        ]
+    )
     text = capsys.readouterr().out
     assert status == 0
     assert "epsilon_max = 0.0240842" in text and "delta0 = 0.2845" in text and ": ok" in text
@@ -44,7 +57,7 @@ def test_reproduces_the_medical_example_and_writes_a_feasible_channel(files, cap
     assert out.read_text().startswith("# P_(U|Y): row u = output, column y")
     np.testing.assert_allclose(channel.sum(axis=0), 1, atol=1e-15)
     p_y = np.linalg.solve(A, P_X)
-    lifts = lifts_of_channel(channel, p_y, A, P_X, 3)   # independent recomputation
+    lifts = lifts_of_channel(channel, p_y, A, P_X, 3)  # independent recomputation
     assert lifts.max() <= math.exp(0.02) * (1 + 1e-12)
 
 
@@ -52,8 +65,21 @@ def test_reproduces_the_medical_example_and_writes_a_feasible_channel(files, cap
 @pytest.mark.parametrize("prior", ["px.csv", "px.npy", "0.2,0.3,0.5"])
 def test_every_input_format_gives_the_same_design(files, capsys, leakage, prior):
     prior = prior if "," in prior else str(files / prior)
-    out = run_json(["--leakage", str(files / leakage), "--prior", prior, "--eps", "0.01", "--order", "2",
-                    "--method", "directional"], capsys)
+    out = run_json(
+        [
+            "--leakage",
+            str(files / leakage),
+            "--prior",
+            prior,
+            "--eps",
+            "0.01",
+            "--order",
+            "2",
+            "--method",
+            "directional",
+        ],
+        capsys,
+    )
     model = LeakageModel(P_X, A)
     assert out["utility"] == pytest.approx(directional_mechanism(model, 0.01, 2).utility, rel=1e-12)
     assert out["theorem1"]["delta0"] == pytest.approx(certificate(model, 0.01, 2).delta0, rel=1e-12)
@@ -62,8 +88,21 @@ def test_every_input_format_gives_the_same_design(files, capsys, leakage, prior)
 @pytest.mark.parametrize("suffix", [".csv", ".npy", ".txt"])
 def test_channel_round_trip_and_api_agreement(files, capsys, suffix):
     out = files / f"channel{suffix}"
-    report = run_json(["--leakage", str(files / "A.npy"), "--prior", "0.2,0.3,0.5", "--eps", "0.02",
-                       "--order", "3", "--out", str(out)], capsys)
+    report = run_json(
+        [
+            "--leakage",
+            str(files / "A.npy"),
+            "--prior",
+            "0.2,0.3,0.5",
+            "--eps",
+            "0.02",
+            "--order",
+            "3",
+            "--out",
+            str(out),
+        ],
+        capsys,
+    )
     written = np.load(out) if suffix == ".npy" else np.loadtxt(out, delimiter=",", ndmin=2)
     np.testing.assert_array_equal(written, np.array(report["p_u_given_y"]))
     api = global_optimum(LeakageModel(P_X, A), 0.02, 3)
@@ -75,39 +114,72 @@ def test_channel_round_trip_and_api_agreement(files, capsys, suffix):
 
 def test_prior_of_y_and_non_square_leakage(files, capsys):
     p_y = np.linalg.solve(A, P_X)
-    same = run_json(["--leakage", str(files / "A.csv"), "--prior", ",".join(f"{v:.17g}" for v in p_y),
-                     "--prior-of", "y", "--eps", "0.02", "--order", "3"], capsys)
+    same = run_json(
+        [
+            "--leakage",
+            str(files / "A.csv"),
+            "--prior",
+            ",".join(f"{v:.17g}" for v in p_y),
+            "--prior-of",
+            "y",
+            "--eps",
+            "0.02",
+            "--order",
+            "3",
+        ],
+        capsys,
+    )
     assert same["theorem1"]["delta0"] == pytest.approx(0.284493, abs=1e-6)
     a34 = np.array([[0.7, 0.2, 0.1, 0.3], [0.2, 0.6, 0.2, 0.3], [0.1, 0.2, 0.7, 0.4]])
     np.savetxt(files / "A34.csv", a34, delimiter=",")
-    wide = run_json(["--leakage", str(files / "A34.csv"), "--prior", "0.2,0.3,0.3,0.2", "--prior-of", "y",
-                     "--eps", "0.05", "--order", "2"], capsys)
+    wide = run_json(
+        [
+            "--leakage",
+            str(files / "A34.csv"),
+            "--prior",
+            "0.2,0.3,0.3,0.2",
+            "--prior-of",
+            "y",
+            "--eps",
+            "0.05",
+            "--order",
+            "2",
+        ],
+        capsys,
+    )
     assert wide["theorem1"] is None and wide["outputs"] <= 4
     api = global_optimum(GeneralLeakageModel([0.2, 0.3, 0.3, 0.2], a34), 0.05, 2)
     assert wide["utility"] == pytest.approx(api.utility, rel=1e-12)
 
 
 def test_transposed_file_is_recognised(files, capsys):
-    assert main(["design", "--leakage", str(files / "A_t.csv"), "--prior", "0.2,0.3,0.5", "--eps", "0.02",
-                 "--order", "3"]) == 1
+    assert (
+        main(["design", "--leakage", str(files / "A_t.csv"), "--prior", "0.2,0.3,0.5", "--eps", "0.02", "--order", "3"])
+        == 1
+    )
     assert "looks transposed: pass --transpose" in capsys.readouterr().err
-    out = run_json(["--leakage", str(files / "A_t.csv"), "--transpose", "--prior", "0.2,0.3,0.5",
-                    "--eps", "0.02", "--order", "3"], capsys)
+    out = run_json(
+        ["--leakage", str(files / "A_t.csv"), "--transpose", "--prior", "0.2,0.3,0.5", "--eps", "0.02", "--order", "3"],
+        capsys,
+    )
     assert out["check_passed"]
 
 
-@pytest.mark.parametrize("extra,message", [
-    (["--prior", "0.2,0.3,0.6"], "sum to 1.1, not 1"),
-    (["--prior", "0.5,0.5,0"], "must be > 0"),
-    (["--prior", "0.5,0.5"], "has 2 entries"),
-    (["--eps", "0"], "--eps must be a finite budget > 0"),
-    (["--eps", "-0.1"], "--eps must be a finite budget > 0"),
-    (["--eps", "0.05"], "above epsilon_max = 0.0240842"),
-    (["--order", "1"], "--order (the order alpha) must be finite and > 1"),
-    (["--order", "0.5"], "--order (the order alpha) must be finite and > 1"),
-    (["--out", "channel.xlsx"], "unknown format"),
-    (["--leakage", "missing.csv"], "no such file"),
-])
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--prior", "0.2,0.3,0.6"], "sum to 1.1, not 1"),
+        (["--prior", "0.5,0.5,0"], "must be > 0"),
+        (["--prior", "0.5,0.5"], "has 2 entries"),
+        (["--eps", "0"], "--eps must be a finite budget > 0"),
+        (["--eps", "-0.1"], "--eps must be a finite budget > 0"),
+        (["--eps", "0.05"], "above epsilon_max = 0.0240842"),
+        (["--order", "1"], "--order (the order alpha) must be finite and > 1"),
+        (["--order", "0.5"], "--order (the order alpha) must be finite and > 1"),
+        (["--out", "channel.xlsx"], "unknown format"),
+        (["--leakage", "missing.csv"], "no such file"),
+    ],
+)
 def test_user_errors_are_one_line(files, capsys, extra, message):
     args = {"--leakage": str(files / "A.csv"), "--prior": "0.2,0.3,0.5", "--eps": "0.02", "--order": "3"}
     for key, value in zip(extra[::2], extra[1::2]):
@@ -119,12 +191,18 @@ def test_user_errors_are_one_line(files, capsys, extra, message):
 
 
 def test_bad_matrices(tmp_path, capsys):
-    cases = {"neg.csv": "0.9,-0.1\n0.1,1.1\n", "ragged.csv": "0.5,0.5\n0.5\n", "vector.csv": "0.5\n0.5\n",
-             "word.csv": "0.5,abc\n0.5,0.5\n"}
+    cases = {
+        "neg.csv": "0.9,-0.1\n0.1,1.1\n",
+        "ragged.csv": "0.5,0.5\n0.5\n",
+        "vector.csv": "0.5\n0.5\n",
+        "word.csv": "0.5,abc\n0.5,0.5\n",
+    }
     for name, text in cases.items():
         (tmp_path / name).write_text(text)
-        assert main(["design", "--leakage", str(tmp_path / name), "--prior", "0.5,0.5", "--eps", "0.01",
-                     "--order", "2"]) == 1
+        assert (
+            main(["design", "--leakage", str(tmp_path / name), "--prior", "0.5,0.5", "--eps", "0.01", "--order", "2"])
+            == 1
+        )
         err = capsys.readouterr().err
         assert err.startswith("renyi: error: --leakage") and err.count("\n") == 1, (name, err)
 
@@ -134,13 +212,42 @@ def test_too_many_outputs_for_the_optimum(tmp_path, capsys):
     a = 0.5 * np.eye(k) + 0.5 / k
     np.save(tmp_path / "big.npy", a)
     np.save(tmp_path / "uniform.npy", np.full(k, 1 / k))
-    assert main(["design", "--leakage", str(tmp_path / "big.npy"), "--prior", str(tmp_path / "uniform.npy"),
-                 "--eps", "1e-4", "--order", "2"]) == 1
+    assert (
+        main(
+            [
+                "design",
+                "--leakage",
+                str(tmp_path / "big.npy"),
+                "--prior",
+                str(tmp_path / "uniform.npy"),
+                "--eps",
+                "1e-4",
+                "--order",
+                "2",
+            ]
+        )
+        == 1
+    )
     assert "too large for the certified optimum" in capsys.readouterr().err
 
 
 def test_no_traceback_from_the_shell(files):
-    res = subprocess.run([sys.executable, "-m", "renyi", "design", "--leakage", str(files / "A.csv"),
-                          "--prior", "0.2,0.3,0.6", "--eps", "0.02", "--order", "3"],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "renyi",
+            "design",
+            "--leakage",
+            str(files / "A.csv"),
+            "--prior",
+            "0.2,0.3,0.6",
+            "--eps",
+            "0.02",
+            "--order",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 1 and "Traceback" not in res.stderr and res.stderr.count("\n") == 1

@@ -25,8 +25,11 @@ from renyi.mechanisms import MECHANISMS
 @pytest.mark.parametrize("h", [0.05, 0.4, 2.0])
 def test_exact_tail_kde_matches_direct_sum_in_the_tails(law, h):
     rng = np.random.default_rng(12)
-    draw = {"normal": lambda n: rng.normal(0, 5, n), "laplace": lambda n: rng.laplace(0, 5, n),
-            "student3": lambda n: 3 * rng.standard_t(3, n)}[law]
+    draw = {
+        "normal": lambda n: rng.normal(0, 5, n),
+        "laplace": lambda n: rng.laplace(0, 5, n),
+        "student3": lambda n: 3 * rng.standard_t(3, n),
+    }[law]
     x, y = draw(3000), draw(2000) + 1
     est = kde_on_grid(x, y, h, tails="relative")
     for dens, sample in ((est.p, x), (est.q, y)):
@@ -100,10 +103,12 @@ TARGET_ORDERS = [2, 5, 7, 2.5]
 def test_additive_targets_by_quadrature(lam):
     lap = stats.laplace(0, 5)
     assert MECHANISMS["laplace"].target(lam) == pytest.approx(
-        quad_renyi(lambda t: lap.logpdf(t - 1), lap.logpdf, lam, points=[0, 1], span=400), rel=1e-8)
+        quad_renyi(lambda t: lap.logpdf(t - 1), lap.logpdf, lam, points=[0, 1], span=400), rel=1e-8
+    )
     gau = stats.norm(0, 5)
     assert MECHANISMS["gaussian"].target(lam) == pytest.approx(
-        quad_renyi(lambda t: gau.logpdf(t - 1), gau.logpdf, lam, points=[0, 1], span=150), rel=1e-8)
+        quad_renyi(lambda t: gau.logpdf(t - 1), gau.logpdf, lam, points=[0, 1], span=150), rel=1e-8
+    )
 
 
 @pytest.mark.parametrize("noise", ["laplace", "gaussian"])
@@ -125,4 +130,3 @@ def test_corollary1_equals_global_optimum(model, frac):
     exact = corollary1_value(model, eps)
     assert global_optimum(model, eps, 2).utility == pytest.approx(exact, rel=1e-6)
     assert directional_mechanism(model, eps, 2).utility == pytest.approx(exact, rel=1e-9)
-

@@ -33,6 +33,7 @@ def test_manifest_hashes_and_provenance(name):
     sweep = name.split("/")[-1].removesuffix(".csv")
     if sweep == "libraries":  # renyi.libraries: its own seed, parameters and reader
         from renyi import libraries
+
         assert entry["root_seed"] == libraries.ROOT_SEED
         assert set(entry["versions"]) >= {"diffprivlib", "opendp", "scikit-learn"}
         assert entry["rows"] == len(libraries.load(DATA))
@@ -63,11 +64,18 @@ def _shipped(sweep, **match):
 
 # Recomputed slices agree with the shipped rows to 1e-10: the same code and seeds give the
 # same numbers, up to the last bits that numpy's SIMD kernels may change between CPUs.
-@pytest.mark.parametrize("sweep,mechanism,n", [
-    ("section4", "gaussian", 1000), ("section4", "randomized_response", 3000),
-    ("section4", "shuffled_randomized_response", 1000), ("section4", "noisy_gradient_descent", 1000),
-    ("orders", "gaussian_p_eq_q", 1000), ("orders", "laplace", 100), ("floor_r", "randomized_response", 10_000),
-])
+@pytest.mark.parametrize(
+    "sweep,mechanism,n",
+    [
+        ("section4", "gaussian", 1000),
+        ("section4", "randomized_response", 3000),
+        ("section4", "shuffled_randomized_response", 1000),
+        ("section4", "noisy_gradient_descent", 1000),
+        ("orders", "gaussian_p_eq_q", 1000),
+        ("orders", "laplace", 100),
+        ("floor_r", "randomized_response", 10_000),
+    ],
+)
 def test_recompute_slice(sweep, mechanism, n):
     task = next(t for t in experiments.tasks_for(sweep, sizes=[n], mechanisms=[mechanism]) if t.block == 0)
     task = experiments.Task(task.sweep, task.mechanism, task.n, task.block, task.replicates[:2])
@@ -93,6 +101,7 @@ def test_every_point_has_the_promised_replicates():
 def test_seeds_do_not_depend_on_workers(tmp_path):
     """Serial and a 2-process pool give identical files (streams are per task, not per worker)."""
     import concurrent.futures as cf
+
     kw = dict(sizes=[1000], mechanisms=["gaussian", "randomized_response"], replicates=4, progress=False)
     experiments.run_sweeps(tmp_path / "a", ("section4",), executor=None, **kw)
     with cf.ProcessPoolExecutor(2) as pool:
@@ -115,7 +124,7 @@ def test_a_damaged_part_is_recomputed_not_reused(tmp_path):
     good = (tmp_path / "part1/section4.csv").read_bytes()
     part = next((tmp_path / "part1/.parts").glob("*.csv"))
     lines = part.read_text().splitlines(keepends=True)
-    part.write_text("".join(lines[:-2]))                      # truncated
+    part.write_text("".join(lines[:-2]))  # truncated
     experiments.run_sweeps(tmp_path, ("section4",), **kw)
     assert (tmp_path / "part1/section4.csv").read_bytes() == good
     part.write_text(part.read_text().replace("gaussian,1000,0", "gaussian,1000,7", 1))  # edited
@@ -134,24 +143,51 @@ def test_parts_are_keyed_by_replicates(tmp_path):
     assert manifest["files"]["part1/section4.csv"]["parameters"]["replicates"] == 3
 
 
-@pytest.mark.parametrize("args,status", [
-    (["--max-n", "500"], 2), (["--max-n", "nan"], 2), (["--max-n", "0"], 2), (["--max-n", "-3"], 2),
-    (["--replicates", "0"], 2), (["--replicates", "-3"], 2), (["--workers", "0"], 2),
-    (["--max-n", "1000"], 1), (["--replicates", "10"], 1), (["--sweeps", "nope"], 2),
-])
+@pytest.mark.parametrize(
+    "args,status",
+    [
+        (["--max-n", "500"], 2),
+        (["--max-n", "nan"], 2),
+        (["--max-n", "0"], 2),
+        (["--max-n", "-3"], 2),
+        (["--replicates", "0"], 2),
+        (["--replicates", "-3"], 2),
+        (["--workers", "0"], 2),
+        (["--max-n", "1000"], 1),
+        (["--replicates", "10"], 1),
+        (["--sweeps", "nope"], 2),
+    ],
+)
 def test_restricted_or_invalid_runs_never_touch_shipped_data(tmp_path, args, status):
     """Every such command against a copy of data/ refuses, and leaves the files byte-identical."""
     import shutil
     import subprocess
     import sys
+
     copy = tmp_path / "data"
     shutil.copytree(DATA, copy, ignore=shutil.ignore_patterns(".parts"))
     before = {p.name: p.read_bytes() for p in (copy / "part1").glob("*.csv")}
     manifest = (copy / "MANIFEST.json").read_bytes()
-    proc = subprocess.run([sys.executable, "-m", "renyi.experiments", "--out", str(copy), "--no-progress",
-                           "--workers", "1", "--sweeps", "section4", *args] if "--sweeps" not in args else
-                          [sys.executable, "-m", "renyi.experiments", "--out", str(copy), *args],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "renyi.experiments",
+            "--out",
+            str(copy),
+            "--no-progress",
+            "--workers",
+            "1",
+            "--sweeps",
+            "section4",
+            *args,
+        ]
+        if "--sweeps" not in args
+        else [sys.executable, "-m", "renyi.experiments", "--out", str(copy), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == status, proc.stderr
     assert "Traceback" not in proc.stderr
     assert {p.name: p.read_bytes() for p in (copy / "part1").glob("*.csv")} == before
@@ -163,8 +199,10 @@ def test_dask_executor_with_local_cluster(tmp_path):
         import dask.distributed as distributed
     else:
         distributed = pytest.importorskip("dask.distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         kw = dict(sizes=[1000], mechanisms=["gaussian"], replicates=2, progress=False)
         experiments.run_sweeps(tmp_path / "d", ("section4",), executor=client.get_executor(), **kw)
     experiments.run_sweeps(tmp_path / "s", ("section4",), **kw)
@@ -176,9 +214,25 @@ def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path):
     import subprocess
     import sys
     import time
-    proc = subprocess.Popen([sys.executable, "-m", "renyi.experiments", "--out", str(tmp_path), "--sweeps",
-                             "section4", "--max-n", "10000", "--workers", "2", "--no-progress"],
-                            stderr=subprocess.PIPE, text=True)
+
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "renyi.experiments",
+            "--out",
+            str(tmp_path),
+            "--sweeps",
+            "section4",
+            "--max-n",
+            "10000",
+            "--workers",
+            "2",
+            "--no-progress",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     parts = tmp_path / "part1" / ".parts"
     deadline = time.time() + 60
     while time.time() < deadline and not list(parts.glob("*.sha256")):
@@ -186,8 +240,7 @@ def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
-    assert err.strip().splitlines() == ["renyi.experiments: interrupted; finished tasks are kept and a rerun "
-                                        "resumes"]
+    assert err.strip().splitlines() == ["renyi.experiments: interrupted; finished tasks are kept and a rerun resumes"]
     assert list(parts.glob("*.sha256")), "finished parts were thrown away"
     assert not (tmp_path / "part1" / "section4.csv").exists()
 
@@ -195,6 +248,23 @@ def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path):
 def test_a_parallel_run_completes_with_status_0(tmp_path):
     """The normal end of a run with worker processes (the pool is shut down cleanly)."""
     from renyi.experiments import main
-    assert main(["--out", str(tmp_path), "--sweeps", "section4", "--max-n", "1000", "--replicates", "2",
-                 "--workers", "2", "--no-progress"]) == 0
+
+    assert (
+        main(
+            [
+                "--out",
+                str(tmp_path),
+                "--sweeps",
+                "section4",
+                "--max-n",
+                "1000",
+                "--replicates",
+                "2",
+                "--workers",
+                "2",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "part1" / "section4.csv").is_file()

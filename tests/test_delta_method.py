@@ -13,6 +13,7 @@ X, X_PRIME = ADJACENT_PAIR
 
 def _rfe(a, b):
     from renyi.density import relative_frequencies
+
     est = relative_frequencies(a, b)
     return est.p, est.q
 
@@ -40,8 +41,9 @@ def test_variance_is_eq_18_as_printed():
     pi = np.exp(beta * q) / (np.exp(beta * q) + np.exp(beta * tau))
     F = np.sum(p**lam * qt ** (1 - lam))
     s1 = lam**2 * (np.sum(p ** (2 * lam - 1) * qt ** (2 - 2 * lam)) - F**2)
-    s2 = (1 - lam) ** 2 * (np.sum(pi**2 * qt ** (-2 * lam) * q * p ** (2 * lam))
-                           - np.sum(pi * qt ** (-lam) * q * p**lam) ** 2)
+    s2 = (1 - lam) ** 2 * (
+        np.sum(pi**2 * qt ** (-2 * lam) * q * p ** (2 * lam)) - np.sum(pi * qt ** (-lam) * q * p**lam) ** 2
+    )
     sigma2 = (s1 + s2) / ((lam - 1) * F) ** 2
     est, var_p, var_q = floored_estimate(p, q, lam, tau, beta)
     assert est == pytest.approx(math.log(F) / (lam - 1), rel=1e-13)
@@ -68,12 +70,15 @@ def test_bias_formula_against_monte_carlo_discrete():
     q = np.array([0.3, 0.3, 0.3, 0.1])
     lam, tau, beta, n = 4.0, 1e-3, 1e3, 400
     rng = np.random.default_rng(9)
-    plug = [floored_estimate(rng.multinomial(n, p) / n, rng.multinomial(n, q) / n, lam, tau, beta)[0]
-            for _ in range(20_000)]
+    plug = [
+        floored_estimate(rng.multinomial(n, p) / n, rng.multinomial(n, q) / n, lam, tau, beta)[0] for _ in range(20_000)
+    ]
     mc_bias = np.mean(plug) - floored_estimate(p, q, lam, tau, beta)[0]
     _, vp, vq = floored_estimate(p, q, lam, tau, beta)
     predicted = second_order_bias(p, q, lam, floor=tau, beta=beta, dx=1.0, n_p=n, n_q=n)
-    assert predicted == pytest.approx(second_order_bias(p, q, lam, floor=tau, beta=beta, dx=1.0, n_p=n, n_q=n,
-                                                       std_error=math.sqrt((vp + vq) / n)), rel=1e-13)
+    assert predicted == pytest.approx(
+        second_order_bias(p, q, lam, floor=tau, beta=beta, dx=1.0, n_p=n, n_q=n, std_error=math.sqrt((vp + vq) / n)),
+        rel=1e-13,
+    )
     assert mc_bias > 0
     assert predicted == pytest.approx(mc_bias, rel=0.25)

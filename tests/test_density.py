@@ -1,10 +1,9 @@
 """Density estimators: the FGT grid KDE against direct sums, RFE, bandwidth rules."""
 
-
 import numpy as np
 import pytest
 
-from renyi.density import (kde_on_grid)
+from renyi.density import kde_on_grid
 
 
 def test_grid_covers_the_mass_and_reports_errors():
@@ -41,5 +40,3 @@ def test_binned_kde_bandwidth_inflation_is_below_1e_3():
             h_eff = np.sqrt(var - x.var())
             assert abs(h_eff / h - 1) < 1e-3, (h, spacing, h_eff / h - 1)
             assert np.sum(g.p) * g.dx == pytest.approx(1.0, abs=1e-12)
-
-

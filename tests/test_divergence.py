@@ -14,8 +14,14 @@ from oracles import pmf_renyi
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from renyi.divergence import (InfiniteDivergenceWarning, alpha_lift, chi_square_divergence,
-                              laplace_renyi, renyi_divergence, renyi_from_lift)
+from renyi.divergence import (
+    InfiniteDivergenceWarning,
+    alpha_lift,
+    chi_square_divergence,
+    laplace_renyi,
+    renyi_divergence,
+    renyi_from_lift,
+)
 
 ORDERS = [0.3, 0.5, 0.9, 1.0, 1.5, 2.0, 5.0, 7.0, 20.0]
 
@@ -24,6 +30,7 @@ pmf = arrays(float, 6, elements=st.floats(0.01, 1.0)).map(lambda a: a / a.sum())
 
 
 # ---------------------------------------------------------------- discrete
+
 
 @pytest.mark.parametrize("lam", ORDERS)
 def test_matches_naive_formula_on_small_pmfs(lam):
@@ -108,6 +115,7 @@ def test_non_nested_support_is_inf_with_reason():
 
 # ----------------------------------------------------------------- α-lift
 
+
 @settings(max_examples=60, deadline=None)
 @given(pmf, pmf, st.sampled_from([1.5, 2.0, 3.0, 10.0]))
 def test_alpha_lift_identity(post, prior, alpha):
@@ -130,22 +138,26 @@ def test_alpha_lift_columns_and_max_lift():
 
 # -------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("p,q,order,kw,exc,match", [
-    ([0.5, 0.5], [0.5, 0.5], 0, {}, ValueError, "order must be > 0"),
-    ([0.5, 0.5], [0.5, 0.5], -1, {}, ValueError, "order"),
-    ([0.5, 0.5], [0.5, 0.5], float("nan"), {}, ValueError, "order must be finite"),
-    ([0.5, 0.5], [0.5, 0.5], "2", {}, TypeError, "order must be a real number"),
-    ([-0.5, 1.5], [0.5, 0.5], 2, {}, ValueError, "p must be non-negative"),
-    ([0.5, 0.5], [0.5, 0.4], 2, {}, ValueError, "q must have total mass 1"),
-    ([0.5, 0.5], [0.2, 0.3, 0.5], 2, {}, ValueError, "same shape"),
-    ([0.5, np.nan], [0.5, 0.5], 2, {}, ValueError, "p contains 1 NaN"),
-    ([0.5, np.inf], [0.5, 0.5], 2, {}, ValueError, "p contains 1 NaN or infinite"),
-    (["a", "b"], [0.5, 0.5], 2, {}, TypeError, "p must contain real numbers"),
-    ("ab", [0.5, 0.5], 2, {}, TypeError, "p must be array-like"),
-    ([], [], 2, {}, ValueError, "p must not be empty"),
-    ([0.5, 0.5], [0.5, 0.5], 2, {"dx": 0.0}, ValueError, "dx must be > 0"),
-    ([[0.5, 0.5]], [[0.5, 0.5]], 2, {}, ValueError, "p must have 1 dimension"),
-])
+
+@pytest.mark.parametrize(
+    "p,q,order,kw,exc,match",
+    [
+        ([0.5, 0.5], [0.5, 0.5], 0, {}, ValueError, "order must be > 0"),
+        ([0.5, 0.5], [0.5, 0.5], -1, {}, ValueError, "order"),
+        ([0.5, 0.5], [0.5, 0.5], float("nan"), {}, ValueError, "order must be finite"),
+        ([0.5, 0.5], [0.5, 0.5], "2", {}, TypeError, "order must be a real number"),
+        ([-0.5, 1.5], [0.5, 0.5], 2, {}, ValueError, "p must be non-negative"),
+        ([0.5, 0.5], [0.5, 0.4], 2, {}, ValueError, "q must have total mass 1"),
+        ([0.5, 0.5], [0.2, 0.3, 0.5], 2, {}, ValueError, "same shape"),
+        ([0.5, np.nan], [0.5, 0.5], 2, {}, ValueError, "p contains 1 NaN"),
+        ([0.5, np.inf], [0.5, 0.5], 2, {}, ValueError, "p contains 1 NaN or infinite"),
+        (["a", "b"], [0.5, 0.5], 2, {}, TypeError, "p must contain real numbers"),
+        ("ab", [0.5, 0.5], 2, {}, TypeError, "p must be array-like"),
+        ([], [], 2, {}, ValueError, "p must not be empty"),
+        ([0.5, 0.5], [0.5, 0.5], 2, {"dx": 0.0}, ValueError, "dx must be > 0"),
+        ([[0.5, 0.5]], [[0.5, 0.5]], 2, {}, ValueError, "p must have 1 dimension"),
+    ],
+)
 def test_bad_input_is_named(p, q, order, kw, exc, match):
     with pytest.raises(exc, match=match):
         renyi_divergence(p, q, order, **kw)

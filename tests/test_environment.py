@@ -35,8 +35,17 @@ def test_every_requirement_is_pinned_exactly():
 
 def test_core_stack_is_pinned():
     req = _pins((ROOT / "requirements.txt").read_text().splitlines())
-    for name in ["numpy", "scipy", "statsmodels", "matplotlib", "jupyter-book", "nbval",
-                 "pytest", "ipykernel", "hypothesis"]:
+    for name in [
+        "numpy",
+        "scipy",
+        "statsmodels",
+        "matplotlib",
+        "jupyter-book",
+        "nbval",
+        "pytest",
+        "ipykernel",
+        "hypothesis",
+    ]:
         assert name in req, name
     assert req["jupyter-book"].startswith("1."), "Jupyter Book 2.x ignores _config.yml"
 

@@ -33,10 +33,11 @@ def test_softmax_matches_definition_and_derivative():
 
 def test_paper_floor_is_slightly_larger_than_h_in_standardised_units():
     from renyi.audit import paper_floor
+
     h, s = 0.02, 5.0
     tau = paper_floor(h, s)
     assert tau * s == pytest.approx((h / s) ** 0.9)
-    assert tau * s > h / s                        # larger than h, in units of the outputs' scale
+    assert tau * s > h / s  # larger than h, in units of the outputs' scale
     rng = np.random.default_rng(2)
     a, b = rng.normal(1, 5, 50_000), rng.normal(0, 5, 50_000)
     bound = rdp_lower_bound(a, b, 2, floor="paper", bias_correction=False, direction="forward")

@@ -20,10 +20,10 @@ def runs(rows):
 def test_correct_calls_are_not_accused():
     verdicts = runs(r for r in ROWS if not r["miscalibrated"])
     assert len(verdicts) >= 80
-    assert sum(verdicts.values()) <= 0.05 * len(verdicts) + 1   # family-wise level 5 % per audit
+    assert sum(verdicts.values()) <= 0.05 * len(verdicts) + 1  # family-wise level 5 % per audit
     with_truth = [r for r in ROWS if not r["miscalibrated"] and np.isfinite(r["truth"])]
     above = np.mean([r["lower"] > r["truth"] for r in with_truth])
-    assert above <= 0.05                                          # each row is a 95 %+ bound
+    assert above <= 0.05  # each row is a 95 %+ bound
 
 
 def test_miscalibrations_are_caught_at_large_n():
@@ -37,6 +37,7 @@ def test_miscalibrations_are_caught_at_large_n():
 def test_claims_match_the_libraries_documented_parameters():
     # The pure-DP claims are the tight curve of epsilon = 1; zCDP claims are rho * order.
     from renyi.verdict import claim_pure_dp
+
     for r in ROWS:
         if r["config"] in {"dpl-laplace", "dpl-geometric", "dpl-snapping", "dpl-mean", "bug-no-clipping"}:
             assert r["claimed"] == pytest.approx(claim_pure_dp(1.0)(r["order"]), rel=1e-12)
@@ -44,8 +45,10 @@ def test_claims_match_the_libraries_documented_parameters():
             assert r["claimed"] == pytest.approx(0.02 * r["order"], rel=1e-12)
 
 
-@pytest.mark.skipif(not HAVE_EXTRA, reason="diffprivlib/opendp not installed (pip install -e .[libraries]); "
-                                           "the shipped sweep is checked above")
+@pytest.mark.skipif(
+    not HAVE_EXTRA,
+    reason="diffprivlib/opendp not installed (pip install -e .[libraries]); the shipped sweep is checked above",
+)
 def test_recomputed_slice_matches_the_shipped_data():
     configs = libraries.configs()
     names = list(configs)

@@ -10,10 +10,25 @@ import numpy as np
 import pytest
 
 from renyi.divergence import alpha_lift
-from renyi.lift import (EXAMPLES, GeneralLeakageModel, LeakageModel, analytic_mechanism, asymmetric_mechanism,
-                        certificate, chi2_information, corollary1_value, directional_mechanism, epsilon_max,
-                        global_optimum, mutual_information, null_space_mechanism, renyi_budget_max,
-                        renyi_certificate, taylor_constants, taylor_remainder)
+from renyi.lift import (
+    EXAMPLES,
+    GeneralLeakageModel,
+    LeakageModel,
+    analytic_mechanism,
+    asymmetric_mechanism,
+    certificate,
+    chi2_information,
+    corollary1_value,
+    directional_mechanism,
+    epsilon_max,
+    global_optimum,
+    mutual_information,
+    null_space_mechanism,
+    renyi_budget_max,
+    renyi_certificate,
+    taylor_constants,
+    taylor_remainder,
+)
 
 MEDICAL = EXAMPLES["medical"]
 SECOND = EXAMPLES["second"]
@@ -36,8 +51,17 @@ def test_paper_numbers_medical_example():
 
 def test_digest_intermediate_values():
     cert = certificate(MEDICAL, 0.02, 3)
-    expected = dict(r0=0.143569, r_minus=0.137211, r_plus=0.153929, V_minus=0.073369, V0=0.080326,
-                    V_plus=0.092337, G_minus=0.028872, G_plus=0.049841, E=0.018968)
+    expected = dict(
+        r0=0.143569,
+        r_minus=0.137211,
+        r_plus=0.153929,
+        V_minus=0.073369,
+        V0=0.080326,
+        V_plus=0.092337,
+        G_minus=0.028872,
+        G_plus=0.049841,
+        E=0.018968,
+    )
     for name, value in expected.items():
         assert getattr(cert, name) == pytest.approx(value, abs=1.5e-6), name
     assert directional_mechanism(MEDICAL, 0.02, 3).utility == pytest.approx(0.075324, abs=1e-6)
@@ -69,7 +93,7 @@ def test_taylor_constants():
     a, m, k = taylor_constants(5, 0.2)
     assert (a, m, k) == pytest.approx((10, 1.2**2, 10 * 1.44))
     a, m, k = taylor_constants(2.5, 0.2)
-    assert m == pytest.approx(0.8 ** -0.5)
+    assert m == pytest.approx(0.8**-0.5)
 
 
 @pytest.mark.parametrize("alpha", [1.5, 2.5, 3.0, 5.0, 10.0])
@@ -80,7 +104,7 @@ def test_lemma1_uniform_remainder_bound_on_random_perturbations(alpha):
     for _ in range(2500):
         rho = rng.uniform(0.01, 0.95)
         h = rng.uniform(-1, 1, 4)
-        h -= np.sum(p_x * h)                 # sum P_X h = 0 (a valid posterior perturbation)
+        h -= np.sum(p_x * h)  # sum P_X h = 0 (a valid posterior perturbation)
         h *= rho * rng.uniform(0, 1) / np.max(np.abs(h))
         r2 = np.sum(p_x * h**2)
         remainder = taylor_remainder(h, p_x, alpha)
@@ -119,8 +143,10 @@ def test_global_optimum_within_theorem1_bounds(alpha, frac):
 
 
 def test_second_example_solid_and_dashed_pairs():
-    expected = {0.01: {2: (0.07961, 0.07961), 3: (0.03919, 0.04001), 5: (0.01929, 0.02021), 10: (0.00843, 0.00921)},
-                0.05: {2: (0.41448, 0.41448), 3: (0.20299, 0.21259), 5: (0.10011, 0.11193), 10: (0.04494, 0.05681)}}
+    expected = {
+        0.01: {2: (0.07961, 0.07961), 3: (0.03919, 0.04001), 5: (0.01929, 0.02021), 10: (0.00843, 0.00921)},
+        0.05: {2: (0.41448, 0.41448), 3: (0.20299, 0.21259), 5: (0.10011, 0.11193), 10: (0.04494, 0.05681)},
+    }
     for eps, row in expected.items():
         for alpha, (solid, dashed) in row.items():
             assert directional_mechanism(SECOND, eps, alpha).utility == pytest.approx(solid, abs=6e-6)
@@ -134,6 +160,7 @@ def test_renyi_transfer():
     assert cert.delta_bar == pytest.approx(math.sqrt(math.expm1(eta) / 0.2))
     mech = directional_mechanism(MEDICAL, cert.eps, beta)
     from renyi.divergence import renyi_divergence
+
     for u in range(mech.p_x_given_u.shape[1]):
         assert renyi_divergence(mech.p_x_given_u[:, u] / mech.p_x_given_u[:, u].sum(), MEDICAL.p_x, beta) <= eta + 1e-12
 
@@ -164,19 +191,22 @@ def test_chi2_information_of_identity_channel():
     assert chi2_information(np.ones((1, 3)), p_y) == pytest.approx(0.0)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: LeakageModel([0.5, 0.5], [[0.9, 0.2], [0.2, 0.8]]), ValueError, "column-stochastic"),
-    (lambda: LeakageModel([0.5, 0.5], [[-0.1, 0.2], [1.1, 0.8]]), ValueError, "non-negative"),
-    (lambda: LeakageModel([1.0, 0.0], [[0.9, 0.2], [0.1, 0.8]]), ValueError, "strictly positive"),
-    (lambda: LeakageModel([0.5, 0.5], [[0.5, 0.5], [0.5, 0.5]]), ValueError, "singular.*GeneralLeakageModel"),
-    (lambda: LeakageModel([0.5, 0.5], [[0.5, 0.5, 0.2], [0.5, 0.5, 0.8]]), ValueError, "not square"),
-    (lambda: LeakageModel([0.05, 0.95], [[0.9, 0.2], [0.1, 0.8]]), ValueError, "not a strictly positive"),
-    (lambda: certificate(MEDICAL, -0.1, 3), ValueError, "eps must be >= 0"),
-    (lambda: certificate(MEDICAL, 0.01, 1.0), ValueError, "order must be > 1"),
-    (lambda: certificate(MEDICAL, 0.01, float("inf")), ValueError, "finite"),
-    (lambda: analytic_mechanism(MEDICAL, 0.05, 3), ValueError, "outside Theorem 1's range"),
-    (lambda: corollary1_value(MEDICAL, 0.05), ValueError, "Corollary 1 needs"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (lambda: LeakageModel([0.5, 0.5], [[0.9, 0.2], [0.2, 0.8]]), ValueError, "column-stochastic"),
+        (lambda: LeakageModel([0.5, 0.5], [[-0.1, 0.2], [1.1, 0.8]]), ValueError, "non-negative"),
+        (lambda: LeakageModel([1.0, 0.0], [[0.9, 0.2], [0.1, 0.8]]), ValueError, "strictly positive"),
+        (lambda: LeakageModel([0.5, 0.5], [[0.5, 0.5], [0.5, 0.5]]), ValueError, "singular.*GeneralLeakageModel"),
+        (lambda: LeakageModel([0.5, 0.5], [[0.5, 0.5, 0.2], [0.5, 0.5, 0.8]]), ValueError, "not square"),
+        (lambda: LeakageModel([0.05, 0.95], [[0.9, 0.2], [0.1, 0.8]]), ValueError, "not a strictly positive"),
+        (lambda: certificate(MEDICAL, -0.1, 3), ValueError, "eps must be >= 0"),
+        (lambda: certificate(MEDICAL, 0.01, 1.0), ValueError, "order must be > 1"),
+        (lambda: certificate(MEDICAL, 0.01, float("inf")), ValueError, "finite"),
+        (lambda: analytic_mechanism(MEDICAL, 0.05, 3), ValueError, "outside Theorem 1's range"),
+        (lambda: corollary1_value(MEDICAL, 0.05), ValueError, "Corollary 1 needs"),
+    ],
+)
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
@@ -189,6 +219,7 @@ def test_outside_range_is_flagged_not_silent():
 
 def test_global_optimum_time_limit_returns_a_feasible_mechanism_in_time():
     import time
+
     rng = np.random.default_rng(7)
     k = 12
     a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
@@ -197,7 +228,7 @@ def test_global_optimum_time_limit_returns_a_feasible_mechanism_in_time():
     quick = global_optimum(model, 0.02, 3, time_limit=1.0)
     elapsed = time.perf_counter() - start
     assert quick.feasible and quick.utility > 0
-    assert elapsed < 30          # round 0 and one LP at most after the limit
+    assert elapsed < 30  # round 0 and one LP at most after the limit
     with pytest.raises(ValueError, match="time_limit"):
         global_optimum(model, 0.02, 3, time_limit=0)
 
@@ -209,8 +240,8 @@ def test_alpha3_epsilon_max_formula_holds_only_under_its_condition():
     a = np.array([[0.777717, 0.028909, 0.296957], [0.073957, 0.893058, 0.011088], [0.148326, 0.078033, 0.691955]])
     a = a / a.sum(axis=0)
     model = LeakageModel(a @ np.array([0.430399, 0.113939, 0.455662]), a)
-    assert math.sqrt(1 + 3 * model.r_val**2) - 1 > model.p_min        # the condition fails ...
-    assert epsilon_max(model, 3) == pytest.approx(0.086555, abs=1e-6)   # ... and eps_max is smaller
+    assert math.sqrt(1 + 3 * model.r_val**2) - 1 > model.p_min  # the condition fails ...
+    assert epsilon_max(model, 3) == pytest.approx(0.086555, abs=1e-6)  # ... and eps_max is smaller
     assert math.log1p(3 * model.r_val**2) / 3 == pytest.approx(0.164263, abs=1e-6)
     eps = epsilon_max(model, 3)
     assert certificate(model, eps, 3).admissible and not certificate(model, eps * 1.001, 3).admissible
@@ -219,7 +250,7 @@ def test_alpha3_epsilon_max_formula_holds_only_under_its_condition():
 def test_mutual_information_against_its_definition_and_chi2():
     rng = np.random.default_rng(11)
     p_y = np.array([0.2, 0.3, 0.5])
-    channel = rng.dirichlet(np.ones(4), size=3).T            # columns are P_{U|Y=y}
+    channel = rng.dirichlet(np.ones(4), size=3).T  # columns are P_{U|Y=y}
     joint = channel * p_y
     p_u = joint.sum(axis=1)
     by_hand = sum(joint[u, y] * math.log(joint[u, y] / (p_u[u] * p_y[y])) for u in range(4) for y in range(3))

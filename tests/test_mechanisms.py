@@ -8,9 +8,16 @@ import pytest
 from oracles import quad_renyi
 from scipy import stats
 
-from renyi.mechanisms import (ADJACENT_PAIR, MECHANISMS, GaussianMechanism, NoisyGradientDescent,
-                              RandomizedResponse, ShuffledRandomizedResponse, SubsampledMechanism,
-                              subsampled_rdp)
+from renyi.mechanisms import (
+    ADJACENT_PAIR,
+    MECHANISMS,
+    GaussianMechanism,
+    NoisyGradientDescent,
+    RandomizedResponse,
+    ShuffledRandomizedResponse,
+    SubsampledMechanism,
+    subsampled_rdp,
+)
 
 X, X_PRIME = ADJACENT_PAIR
 ORDERS = [2, 5, 7, 2.5]
@@ -42,8 +49,10 @@ def test_subsampling_erratum_eps0_j_versus_printed_eps0_lambda():
 
 def test_digest_target_table():
     expected = {  # part1-paper.md, section 7.3
-        "laplace": [0.03701, 0.08410, 0.10711], "gaussian": [0.04, 0.1, 0.14],
-        "subsampled_laplace": [0.00938, 0.02306, 0.03149], "subsampled_gaussian": [0.01015, 0.02617, 0.03741],
+        "laplace": [0.03701, 0.08410, 0.10711],
+        "gaussian": [0.04, 0.1, 0.14],
+        "subsampled_laplace": [0.00938, 0.02306, 0.03149],
+        "subsampled_gaussian": [0.01015, 0.02617, 0.03741],
         "randomized_response": [1.30963, 1.44965, 1.46643],
         "shuffled_randomized_response": [0.23940, 0.43717, 0.53039],
         "noisy_gradient_descent": [0.00725, 0.01814, 0.02539],
@@ -69,12 +78,14 @@ def test_noisy_gd_target_from_iterated_law(lam):
 
 # ---------------------------------------------------------------- samplers
 
+
 def _ks(samples, cdf):
     return stats.kstest(samples, cdf).pvalue
 
 
-@pytest.mark.parametrize("name", ["laplace", "gaussian", "subsampled_laplace", "subsampled_gaussian",
-                                  "noisy_gradient_descent"])
+@pytest.mark.parametrize(
+    "name", ["laplace", "gaussian", "subsampled_laplace", "subsampled_gaussian", "noisy_gradient_descent"]
+)
 def test_continuous_samplers_follow_their_law(name):
     rng = np.random.default_rng(2024)
     mech = MECHANISMS[name]
@@ -109,19 +120,26 @@ def test_parameters_can_be_overridden():
     assert str(GaussianMechanism()) == "gaussian(scale=5)"
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: MECHANISMS["gaussian"].sample(X, 0, np.random.default_rng()), ValueError, "n must be >= 1"),
-    (lambda: MECHANISMS["gaussian"].sample(X, 2.5, np.random.default_rng()), TypeError, "n must be an integer"),
-    (lambda: MECHANISMS["gaussian"].sample(X, 10, 42), TypeError, "rng must be a numpy.random.Generator"),
-    (lambda: MECHANISMS["gaussian"].sample([2.0], 10, np.random.default_rng()), ValueError, r"\[0, 1\]"),
-    (lambda: MECHANISMS["randomized_response"].sample([0.5] * 10, 10, np.random.default_rng()), ValueError, "0 or 1"),
-    (lambda: MECHANISMS["gaussian"].target(1), ValueError, "order must be > 1"),
-    (lambda: MECHANISMS["gaussian"].target(float("inf")), ValueError, "finite"),
-    (lambda: GaussianMechanism(scale=-1), ValueError, "scale must be > 0"),
-    (lambda: SubsampledMechanism("cauchy"), ValueError, "noise must be"),
-    (lambda: SubsampledMechanism(gamma=1.5), ValueError, "gamma"),
-    (lambda: subsampled_rdp(MECHANISMS["laplace"].target, 0.5, 2.5), ValueError, "integer"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (lambda: MECHANISMS["gaussian"].sample(X, 0, np.random.default_rng()), ValueError, "n must be >= 1"),
+        (lambda: MECHANISMS["gaussian"].sample(X, 2.5, np.random.default_rng()), TypeError, "n must be an integer"),
+        (lambda: MECHANISMS["gaussian"].sample(X, 10, 42), TypeError, "rng must be a numpy.random.Generator"),
+        (lambda: MECHANISMS["gaussian"].sample([2.0], 10, np.random.default_rng()), ValueError, r"\[0, 1\]"),
+        (
+            lambda: MECHANISMS["randomized_response"].sample([0.5] * 10, 10, np.random.default_rng()),
+            ValueError,
+            "0 or 1",
+        ),
+        (lambda: MECHANISMS["gaussian"].target(1), ValueError, "order must be > 1"),
+        (lambda: MECHANISMS["gaussian"].target(float("inf")), ValueError, "finite"),
+        (lambda: GaussianMechanism(scale=-1), ValueError, "scale must be > 0"),
+        (lambda: SubsampledMechanism("cauchy"), ValueError, "noise must be"),
+        (lambda: SubsampledMechanism(gamma=1.5), ValueError, "gamma"),
+        (lambda: subsampled_rdp(MECHANISMS["laplace"].target, 0.5, 2.5), ValueError, "integer"),
+    ],
+)
 def test_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()

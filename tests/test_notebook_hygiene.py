@@ -82,11 +82,22 @@ def test_stored_numbers_do_not_depend_on_the_cpu(path):
 
 def test_the_cpu_guard_catches_a_full_precision_glue(tmp_path):
     nb = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": []}
-    nb["cells"].append({"cell_type": "code", "execution_count": 99, "metadata": {}, "source": ["glue(...)"],
-                        "outputs": [{"output_type": "display_data", "metadata": {},
-                                     "data": {"application/papermill.record/text/plain": "1.1018592115258954"}},
-                                    {"output_type": "stream", "name": "stdout",
-                                     "text": ["tau 1.0e-14, err 8.7e-16, 0.25\n"]}]})
+    nb["cells"].append(
+        {
+            "cell_type": "code",
+            "execution_count": 99,
+            "metadata": {},
+            "source": ["glue(...)"],
+            "outputs": [
+                {
+                    "output_type": "display_data",
+                    "metadata": {},
+                    "data": {"application/papermill.record/text/plain": "1.1018592115258954"},
+                },
+                {"output_type": "stream", "name": "stdout", "text": ["tau 1.0e-14, err 8.7e-16, 0.25\n"]},
+            ],
+        }
+    )
     bad_nb = tmp_path / "bad.ipynb"
     bad_nb.write_text(json.dumps(nb))
     reasons = [(lit, why.split()[0]) for _, lit, why in cpu_dependent_numbers(bad_nb)]

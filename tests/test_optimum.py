@@ -19,8 +19,11 @@ def random_model(seed, k):
     return LeakageModel(a @ p_y, a)
 
 
-CASES = [(seed, k, order, eps) for seed, k in [(1, 4), (2, 4), (3, 4), (4, 6), (5, 6)]
-         for order, eps in [(3, 0.02), (5, 0.1)]]
+CASES = [
+    (seed, k, order, eps)
+    for seed, k in [(1, 4), (2, 4), (3, 4), (4, 6), (5, 6)]
+    for order, eps in [(3, 0.02), (5, 0.1)]
+]
 
 
 @pytest.mark.slow
@@ -82,9 +85,16 @@ def test_perfect_privacy_null_space_is_exact():
     assert exact.upper_bound == exact.lower_bound == 0 and exact.upper_bound_source == "exact"
 
 
-@pytest.mark.parametrize("kwargs,match", [({"rtol": 0}, "rtol"), ({"rtol": 2}, "rtol"),
-                                          ({"max_cones": 0}, "max_cones"), ({"max_cones": 2.5}, "max_cones"),
-                                          ({"time_limit": -1}, "time_limit")])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"rtol": 0}, "rtol"),
+        ({"rtol": 2}, "rtol"),
+        ({"max_cones": 0}, "max_cones"),
+        ({"max_cones": 2.5}, "max_cones"),
+        ({"time_limit": -1}, "time_limit"),
+    ],
+)
 def test_bad_options(kwargs, match):
     with pytest.raises(ValueError, match=match):
         global_optimum(MEDICAL, 0.02, 3, **kwargs)
@@ -93,6 +103,7 @@ def test_bad_options(kwargs, match):
 def test_pricing_passes_running_out_keeps_columns_and_weights_together(monkeypatch):
     """With one pricing pass the LP is re-solved on the columns it added (a bug at |Y| = 20 once)."""
     from renyi.lift import optimum
+
     monkeypatch.setattr(optimum, "PRICING_PASSES", 1)
     model = random_model(3, 6)
     result = global_optimum(model, 0.02, 3, time_limit=3.0)

@@ -37,8 +37,7 @@ def test_shuffled_target_equals_exact_count_divergence(lam):
     counts = outs.sum(axis=1)
     pc = np.bincount(counts, weights=p, minlength=11)
     qc = np.bincount(counts, weights=q, minlength=11)
-    assert MECHANISMS["shuffled_randomized_response"].target(lam) == pytest.approx(
-        pmf_renyi(pc, qc, lam), rel=1e-9)
+    assert MECHANISMS["shuffled_randomized_response"].target(lam) == pytest.approx(pmf_renyi(pc, qc, lam), rel=1e-9)
 
 
 def test_shuffling_reduction_above_60_percent():
@@ -72,5 +71,7 @@ def test_shuffled_sampler_chi_square():
     expected = mech.count_pmf(X) * 50_000
     big = expected > 5
     obs = np.bincount(s, minlength=11)
-    assert stats.chisquare(np.append(obs[big], obs[~big].sum()),
-                           np.append(expected[big], expected[~big].sum())).pvalue > 1e-3
+    assert (
+        stats.chisquare(np.append(obs[big], obs[~big].sum()), np.append(expected[big], expected[~big].sum())).pvalue
+        > 1e-3
+    )

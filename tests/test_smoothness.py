@@ -1,11 +1,15 @@
 """Nikol'ski moduli and the density derivatives they need (renyi.smoothness)."""
 
-
 import numpy as np
 import pytest
 
-from renyi.smoothness import (gaussian_derivative, holder_exponent, l2_modulus, laplace_derivative,
-                              laplace_modulus_closed_form)
+from renyi.smoothness import (
+    gaussian_derivative,
+    holder_exponent,
+    l2_modulus,
+    laplace_derivative,
+    laplace_modulus_closed_form,
+)
 
 
 def test_laplace_weak_derivative_modulus_matches_closed_form_and_slope_half():
@@ -27,5 +31,3 @@ def test_gaussian_derivative_against_finite_differences():
     t = np.linspace(-3, 3, 13)
     f0, f1 = gaussian_derivative(1.3, 0), gaussian_derivative(1.3, 1)
     np.testing.assert_allclose(f1(t), (f0(t + 1e-6) - f0(t - 1e-6)) / 2e-6, rtol=1e-6, atol=1e-12)
-
-

@@ -28,6 +28,7 @@ def test_memory_does_not_grow_with_n():
             rng = np.random.default_rng(seed)
             for start in range(0, n, chunk):
                 yield rng.normal(0, 1, min(chunk, n - start))
+
         return chunks
 
     peaks = []
@@ -36,16 +37,19 @@ def test_memory_does_not_grow_with_n():
         fit_densities_chunked(source(n, 1), source(n, 2))
         peaks.append(tracemalloc.get_traced_memory()[1])
         tracemalloc.stop()
-    assert peaks[1] < 1.5 * peaks[0]            # four times the data, about the same memory
-    assert peaks[1] < 8_000_000 * 8 / 4         # far below one copy of the data
+    assert peaks[1] < 1.5 * peaks[0]  # four times the data, about the same memory
+    assert peaks[1] < 8_000_000 * 8 / 4  # far below one copy of the data
 
 
-@pytest.mark.parametrize("bad,fragment", [
-    (lambda: iter([np.array([1.0, np.nan])]), "NaN"),
-    (lambda: iter([np.ones((2, 2))]), "1-D"),
-    (lambda: iter([np.array(["a"])]), "real numbers"),
-    (lambda: iter([np.array([1.0])]), "two distinct values"),
-])
+@pytest.mark.parametrize(
+    "bad,fragment",
+    [
+        (lambda: iter([np.array([1.0, np.nan])]), "NaN"),
+        (lambda: iter([np.ones((2, 2))]), "1-D"),
+        (lambda: iter([np.array(["a"])]), "real numbers"),
+        (lambda: iter([np.array([1.0])]), "two distinct values"),
+    ],
+)
 def test_bad_chunks_are_named(bad, fragment):
     with pytest.raises(ValueError, match=fragment):
         fit_densities_chunked(bad, np.random.default_rng(0).normal(size=100))

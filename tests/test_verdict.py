@@ -54,14 +54,21 @@ def test_rows_levels_and_margins():
 
 def test_bounds_at_the_per_order_level_are_required():
     rng = np.random.default_rng(1)
-    bounds = audit("gaussian", *ADJACENT_PAIR, 20_000, [2, 5], rng=rng)   # alpha=0.05 each
+    bounds = audit("gaussian", *ADJACENT_PAIR, 20_000, [2, 5], rng=rng)  # alpha=0.05 each
     with pytest.raises(ValueError, match=r"alpha=0.025 \(alpha / number of orders\)"):
         verdict(bounds, claim_gaussian(5.0), alpha=0.05)
-    assert verdict(bounds, claim_gaussian(5.0), alpha=0.1).alpha == 0.1   # 2 x 0.05 fits in 0.1
+    assert verdict(bounds, claim_gaussian(5.0), alpha=0.1).alpha == 0.1  # 2 x 0.05 fits in 0.1
 
 
-@pytest.mark.parametrize("claimed,match", [([0.1], "1 value but 2 orders"), ([0.1, -1], "must be >= 0"),
-                                           ([0.1, float("nan")], "must be >= 0"), (["x", 1], "must be a number")])
+@pytest.mark.parametrize(
+    "claimed,match",
+    [
+        ([0.1], "1 value but 2 orders"),
+        ([0.1, -1], "must be >= 0"),
+        ([0.1, float("nan")], "must be >= 0"),
+        (["x", 1], "must be a number"),
+    ],
+)
 def test_bad_claims(claimed, match):
     rng = np.random.default_rng(2)
     bounds = audit("gaussian", *ADJACENT_PAIR, 5_000, [2, 5], rng=rng, alpha=0.025)
@@ -89,8 +96,8 @@ def test_correct_mechanisms_are_refuted_at_most_alpha_of_the_time():
 def test_miscalibrated_gaussian_is_caught():
     """A wrapper that computes sigma from eps where eps^2 belongs: claims rho = eps^2/2, delivers far less noise."""
     eps = 0.2
-    claimed = claim_zcdp(eps**2 / 2)            # what a correct sigma = 1/eps = 5 would give
-    sigma_buggy = 1 / math.sqrt(2 * eps)        # the bug: eps in place of eps^2
+    claimed = claim_zcdp(eps**2 / 2)  # what a correct sigma = 1/eps = 5 would give
+    sigma_buggy = 1 / math.sqrt(2 * eps)  # the bug: eps in place of eps^2
     seeds = np.random.SeedSequence(7).spawn(100)
     caught = 0
     for seed in seeds:

@@ -69,26 +69,47 @@ def _cmd_audit(args) -> int:
     if floor is not None and floor != "paper":
         floor = _number(floor, "--floor")
     if args.no_bias_correction:
-        print(f"renyi: warning: --no-bias-correction uses eq. (16) as printed, which is anti-conservative "
-              f"where the plug-in's upward bias is large; orders whose estimated bias exceeds "
-              f"{MAX_UNCORRECTED_BIAS:g} standard error fall back (marked *)", file=sys.stderr)
+        print(
+            f"renyi: warning: --no-bias-correction uses eq. (16) as printed, which is anti-conservative "
+            f"where the plug-in's upward bias is large; orders whose estimated bias exceeds "
+            f"{MAX_UNCORRECTED_BIAS:g} standard error fall back (marked *)",
+            file=sys.stderr,
+        )
     claim = _claim(args)
     # With a claim, each order gets alpha / k, so that the verdict is family-wise at alpha.
     level = args.alpha / len(args.orders) if claim is not None else args.alpha
-    bounds = rdp_lower_bound(p, q, args.orders, alpha=level, discrete=discrete,
-                             bandwidth=args.bandwidth, floor=floor, beta=args.beta,
-                             bias_correction=not args.no_bias_correction, direction=args.direction)
+    bounds = rdp_lower_bound(
+        p,
+        q,
+        args.orders,
+        alpha=level,
+        discrete=discrete,
+        bandwidth=args.bandwidth,
+        floor=floor,
+        beta=args.beta,
+        bias_correction=not args.no_bias_correction,
+        direction=args.direction,
+    )
     result = None
     if claim is not None:
         from .verdict import verdict
+
         result = verdict(bounds, claim, alpha=args.alpha)
     if args.json:
         if result is None:
             _write_json([b.to_dict() for b in bounds])
         else:
-            _write_json({"bounds": [b.to_dict() for b in bounds], "verdict": {
-                "refuted": result.refuted, "alpha": result.alpha, "spent": result.spent,
-                "rows": [vars(row) for row in result.rows]}})
+            _write_json(
+                {
+                    "bounds": [b.to_dict() for b in bounds],
+                    "verdict": {
+                        "refuted": result.refuted,
+                        "alpha": result.alpha,
+                        "spent": result.spent,
+                        "rows": [vars(row) for row in result.rows],
+                    },
+                }
+            )
         return REFUTED if result is not None and result.refuted else 0
     _print_bounds(bounds, args.direction)
     if result is not None:
@@ -107,11 +128,12 @@ def _print_bounds(bounds, direction) -> None:
         kind = f"continuous (Gaussian KDE, bandwidth h={first.bandwidth:.4g}, {first.cells:,} grid points)"
     print(f"samples: n_p={first.n_p:,}  n_q={first.n_q:,}  {kind}")
     print(f"floor: q_hat is floored smoothly at tau={first.floor:.4g} (sharpness beta={first.beta:.4g})")
-    centre = ("bias-corrected estimate" if first.bias_corrected
-              else "estimate as in eq. (16), no bias correction")
-    sides = {"both": "P||Q and Q||P at alpha/2 each, the larger shown",
-             "forward": "P||Q only (the paper's ordered pair)",
-             "reverse": "Q||P only"}[direction]
+    centre = "bias-corrected estimate" if first.bias_corrected else "estimate as in eq. (16), no bias correction"
+    sides = {
+        "both": "P||Q and Q||P at alpha/2 each, the larger shown",
+        "forward": "P||Q only (the paper's ordered pair)",
+        "reverse": "Q||P only",
+    }[direction]
     print(f"centre: {centre}; {sides}")
     conf = f"lower({level:g}%)"
     print(f"{'order':>7} {'direction':>9} {'estimate':>11} {'- bias':>10} {'std.error':>10} {conf:>12}")
@@ -124,12 +146,15 @@ def _print_bounds(bounds, direction) -> None:
             mark = " *"
         elif b.trivial:
             mark = " (trivial)"
-        print(f"{b.order:7g} {b.direction:>9} {b.estimate:11.6g} {subtracted} {b.std_error:10.4g} "
-              f"{b.lower:12.6g}{mark}")
+        print(
+            f"{b.order:7g} {b.direction:>9} {b.estimate:11.6g} {subtracted} {b.std_error:10.4g} {b.lower:12.6g}{mark}"
+        )
     for note in notes:
         print(f"* {note}")
-    print(f"Each 'lower' is a {level:g}% lower confidence bound on epsilon(order) for the pair that "
-          "produced P and Q;\na bound <= 0 is trivial: no evidence of privacy loss.")
+    print(
+        f"Each 'lower' is a {level:g}% lower confidence bound on epsilon(order) for the pair that "
+        "produced P and Q;\na bound <= 0 is trivial: no evidence of privacy loss."
+    )
 
 
 #: Exit status of ``audit`` with a claim that the samples refute (0: not refuted, 1: error).
@@ -153,8 +178,10 @@ def _claim(args):
     curve = {float(o): float(e) for o, e in table}
     missing = [o for o in args.orders if o not in curve]
     if missing:
-        raise UserError(f"--claim-curve: no claimed epsilon for order {missing[0]:g}; the file lists orders "
-                        + ", ".join(f"{o:g}" for o in sorted(curve)))
+        raise UserError(
+            f"--claim-curve: no claimed epsilon for order {missing[0]:g}; the file lists orders "
+            + ", ".join(f"{o:g}" for o in sorted(curve))
+        )
     return lambda order: curve[float(order)]
 
 
@@ -170,10 +197,15 @@ def _cmd_mechanisms(args) -> int:
 
     orders = args.orders
     if args.json:
-        out = {name: {"params": m.params, "discrete": m.discrete,
-                      "targets": {f"{o:g}": m.target(o) for o in orders},
-                      "reverse_targets": {f"{o:g}": m.reverse_target(o) for o in orders}}
-               for name, m in MECHANISMS.items()}
+        out = {
+            name: {
+                "params": m.params,
+                "discrete": m.discrete,
+                "targets": {f"{o:g}": m.target(o) for o in orders},
+                "reverse_targets": {f"{o:g}": m.reverse_target(o) for o in orders},
+            }
+            for name, m in MECHANISMS.items()
+        }
         _write_json(out)
         return 0
     targets = {name: [m.target(o) for o in orders] for name, m in MECHANISMS.items()}  # errors before output
@@ -207,17 +239,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m renyi",
         description="Rényi-divergence privacy: black-box RDP lower bounds (audit) and "
-                    "α-lift mechanism design (design).",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "α-lift mechanism design (design).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"renyi {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    a = sub.add_parser("audit", help="lower confidence bounds for epsilon(order) from two samples",
-                       description="Lower confidence bounds for Rényi DP from outputs on adjacent databases "
-                                   "(Kutta, Askin and Dunsche, 2024, eq. 16).",
-                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    a.add_argument("p", metavar="P",
-                   help="outputs of A(x): .npy, or text/CSV with one value (or row) per line; - for stdin")
+    a = sub.add_parser(
+        "audit",
+        help="lower confidence bounds for epsilon(order) from two samples",
+        description="Lower confidence bounds for Rényi DP from outputs on adjacent databases "
+        "(Kutta, Askin and Dunsche, 2024, eq. 16).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    a.add_argument(
+        "p", metavar="P", help="outputs of A(x): .npy, or text/CSV with one value (or row) per line; - for stdin"
+    )
     a.add_argument("q", metavar="Q", help="outputs of A(x') for an adjacent x'")
     a.add_argument("--orders", type=_order, nargs="+", required=True, metavar="ORDER", help="orders lambda > 1")
     a.add_argument("--alpha", type=float, default=0.05, help="error level; the bound holds w.p. 1-alpha (default 0.05)")
@@ -225,19 +264,32 @@ def build_parser() -> argparse.ArgumentParser:
     kind.add_argument("--discrete", action="store_true", help="treat outputs as discrete (relative frequencies)")
     kind.add_argument("--continuous", action="store_true", help="treat outputs as real numbers (Gaussian KDE)")
     a.add_argument("--bandwidth", type=float, metavar="H", help="KDE bandwidth (default: undersmoothed rule)")
-    a.add_argument("--floor", metavar="T",
-                   help="floor tau, or 'paper' for tau slightly larger than h (default: tied to the KDE's noise)")
+    a.add_argument(
+        "--floor",
+        metavar="T",
+        help="floor tau, or 'paper' for tau slightly larger than h (default: tied to the KDE's noise)",
+    )
     a.add_argument("--beta", type=float, metavar="B", help="softmax sharpness (default 1/tau)")
-    a.add_argument("--no-bias-correction", action="store_true",
-                   help="use eq. (16) exactly as printed (anti-conservative where the bias is large; warns)")
-    a.add_argument("--direction", choices=["both", "forward", "reverse"], default="both",
-                   help="bound D(P||Q) and D(Q||P) at alpha/2 each and report the larger (default), "
-                        "or one direction at alpha")
+    a.add_argument(
+        "--no-bias-correction",
+        action="store_true",
+        help="use eq. (16) exactly as printed (anti-conservative where the bias is large; warns)",
+    )
+    a.add_argument(
+        "--direction",
+        choices=["both", "forward", "reverse"],
+        default="both",
+        help="bound D(P||Q) and D(Q||P) at alpha/2 each and report the larger (default), or one direction at alpha",
+    )
     a.add_argument("--decimal-comma", action="store_true", help="text files use decimal commas (1,5 = 1.5)")
     a.add_argument("--json", action="store_true", help="print JSON instead of a table")
     claim = a.add_mutually_exclusive_group()
-    claim.add_argument("--claim-epsilon", type=float, metavar="E",
-                       help="test a pure E-DP claim (its tight RDP curve); exit status 3 if refuted")
+    claim.add_argument(
+        "--claim-epsilon",
+        type=float,
+        metavar="E",
+        help="test a pure E-DP claim (its tight RDP curve); exit status 3 if refuted",
+    )
     claim.add_argument("--claim-rho", type=float, metavar="R", help="test a rho-zCDP claim, epsilon(order) = R*order")
     claim.add_argument("--claim-curve", metavar="FILE", help="test a claimed curve: lines 'order, epsilon'")
     a.set_defaults(func=_cmd_audit)
@@ -248,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.set_defaults(func=_cmd_mechanisms)
 
     from .cli_design import add_parser as add_design
+
     add_design(sub, _order)
     return parser
 
@@ -274,10 +327,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 #: The library's messages name keyword arguments; on the command line the options are meant.
-_CLI_WORDS = [("discrete=True/False", "--discrete or --continuous"), ("discrete=True", "--discrete"),
-              ("discrete=False", "--continuous"), ("set discrete", "use --discrete or --continuous"),
-              ("samples_p", "P"), ("samples_q", "Q"), ("bias_correction=False", "--no-bias-correction"),
-              ("floor=", "--floor "), ("alpha ", "--alpha ")]
+_CLI_WORDS = [
+    ("discrete=True/False", "--discrete or --continuous"),
+    ("discrete=True", "--discrete"),
+    ("discrete=False", "--continuous"),
+    ("set discrete", "use --discrete or --continuous"),
+    ("samples_p", "P"),
+    ("samples_q", "Q"),
+    ("bias_correction=False", "--no-bias-correction"),
+    ("floor=", "--floor "),
+    ("alpha ", "--alpha "),
+]
 
 
 def _cli_words(message: str) -> str:

@@ -19,8 +19,9 @@ def _describe(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def as_real_array(value, name: str, *, ndim: int | tuple[int, ...] | None = None,
-                  allow_empty: bool = False, finite: bool = True) -> np.ndarray:
+def as_real_array(
+    value, name: str, *, ndim: int | tuple[int, ...] | None = None, allow_empty: bool = False, finite: bool = True
+) -> np.ndarray:
     """Return ``value`` as a float array, or raise naming ``name``."""
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{name} must be array-like of real numbers, got {_describe(value)}")
@@ -36,8 +37,7 @@ def as_real_array(value, name: str, *, ndim: int | tuple[int, ...] | None = None
     if ndim is not None:
         allowed = (ndim,) if isinstance(ndim, int) else ndim
         if arr.ndim not in allowed:
-            raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimension(s), "
-                             f"got shape {arr.shape}")
+            raise ValueError(f"{name} must have {' or '.join(map(str, allowed))} dimension(s), got shape {arr.shape}")
     if not allow_empty and arr.size == 0:
         raise ValueError(f"{name} must not be empty")
     if finite and not np.all(np.isfinite(arr)):
@@ -46,8 +46,9 @@ def as_real_array(value, name: str, *, ndim: int | tuple[int, ...] | None = None
     return arr
 
 
-def as_pmf(value, name: str, *, dx: float | None = None, tol: float = 1e-6,
-           ndim: int | tuple[int, ...] = 1) -> np.ndarray:
+def as_pmf(
+    value, name: str, *, dx: float | None = None, tol: float = 1e-6, ndim: int | tuple[int, ...] = 1
+) -> np.ndarray:
     """A non-negative, finite array whose total mass (times ``dx``) is 1 within ``tol``."""
     arr = as_real_array(value, name, ndim=ndim)
     if np.any(arr < 0):
@@ -55,13 +56,14 @@ def as_pmf(value, name: str, *, dx: float | None = None, tol: float = 1e-6,
     mass = float(arr.sum() * (1.0 if dx is None else dx))
     kind = "sum" if dx is None else "integral (sum * dx)"
     if ndim == 1 and abs(mass - 1.0) > tol:
-        raise ValueError(f"{name} must have total mass 1 (its {kind}), got {mass:.10g}; "
-                         f"normalise it or raise tol (currently {tol:g})")
+        raise ValueError(
+            f"{name} must have total mass 1 (its {kind}), got {mass:.10g}; "
+            f"normalise it or raise tol (currently {tol:g})"
+        )
     return arr
 
 
-def as_positive_scalar(value, name: str, *, allow_inf: bool = False,
-                       strict: bool = True) -> float:
+def as_positive_scalar(value, name: str, *, allow_inf: bool = False, strict: bool = True) -> float:
     """A real scalar > 0 (or >= 0 when ``strict`` is False)."""
     x = as_real_scalar(value, name, allow_inf=allow_inf)
     if (x <= 0) if strict else (x < 0):
@@ -81,8 +83,9 @@ def as_real_scalar(value, name: str, *, allow_inf: bool = False) -> float:
     return x
 
 
-def as_order(value, name: str = "order", *, minimum: float = 0.0,
-             allow_one: bool = True, allow_inf: bool = True) -> float:
+def as_order(
+    value, name: str = "order", *, minimum: float = 0.0, allow_one: bool = True, allow_inf: bool = True
+) -> float:
     """A Rényi order: real, > ``minimum``; 1 and +inf only where allowed."""
     x = as_real_scalar(value, name, allow_inf=allow_inf)
     if x == -math.inf or x <= minimum:

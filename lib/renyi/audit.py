@@ -24,23 +24,39 @@ import numpy as np
 
 from ._validation import as_generator, as_int, as_positive_scalar, as_probability, as_rdp_orders, as_samples
 from .bounds import LowerBound
-from .delta_method import (MAX_LOG_SCALE_ERROR, MAX_UNCORRECTED_BIAS, NEAR_ONE, _fallback_orders,  # noqa: F401
-                           _one_direction, _Plugin, _reliable, bound_from_densities, floored_estimate,
-                           second_order_bias)
+from .delta_method import (
+    MAX_LOG_SCALE_ERROR,  # noqa: F401
+    MAX_UNCORRECTED_BIAS,  # noqa: F401
+    NEAR_ONE,  # noqa: F401
+    _fallback_orders,  # noqa: F401
+    _one_direction,
+    _Plugin,
+    _reliable,  # noqa: F401
+    bound_from_densities,  # noqa: F401
+    floored_estimate,  # noqa: F401
+    second_order_bias,  # noqa: F401
+)
 from .density import TAILS, _kde_on_grid, _strided, relative_frequencies, robust_scale
-from .floor import (_KERNEL_ROUGHNESS, FLOOR_RELATIVE_ERROR, PAPER_FLOOR_EXPONENT, default_floor,  # noqa: F401
-                    paper_floor, softmax_derivative, softmax_floor)
+from .floor import (
+    _KERNEL_ROUGHNESS,
+    FLOOR_RELATIVE_ERROR,  # noqa: F401
+    PAPER_FLOOR_EXPONENT,  # noqa: F401
+    default_floor,
+    paper_floor,
+    softmax_derivative,  # noqa: F401
+    softmax_floor,  # noqa: F401
+)
 
 # The floor (step 2) and the delta method (steps 3-5) live in renyi.floor and
 # renyi.delta_method; their names stay importable from here.
-__all__ = ["DensityFit", "fit_densities", "bounds_from_fit", "rdp_lower_bound", "audit",
-           "DIRECTIONS"]
+__all__ = ["DensityFit", "fit_densities", "bounds_from_fit", "rdp_lower_bound", "audit", "DIRECTIONS"]
 
 #: Directions audited by :func:`rdp_lower_bound`: ``"both"`` (default), or one ordered pair.
 DIRECTIONS = ("both", "forward", "reverse")
 
 
 # --------------------------------------------------------------- the floor
+
 
 def _infer_kind(a: np.ndarray, b: np.ndarray, discrete):
     def looks_discrete(arr):
@@ -52,15 +68,28 @@ def _infer_kind(a: np.ndarray, b: np.ndarray, discrete):
             raise ValueError(
                 f"samples_p looks {'discrete' if kinds[0] else 'continuous'} ({a.dtype}, {a.ndim}-D) but "
                 f"samples_q looks {'discrete' if kinds[1] else 'continuous'} ({b.dtype}, {b.ndim}-D); "
-                "pass both as the same kind, or set discrete=True/False")
+                "pass both as the same kind, or set discrete=True/False"
+            )
         return kinds[0]
     if not isinstance(discrete, (bool, np.bool_)):
         raise TypeError(f"discrete must be True, False or None, got {discrete!r}")
     return bool(discrete)
 
 
-def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, bandwidth=None,
-                    floor=None, beta=None, bias_correction=True, direction="both", tails="absolute"):
+def rdp_lower_bound(
+    samples_p,
+    samples_q,
+    orders,
+    *,
+    alpha=0.05,
+    discrete=None,
+    bandwidth=None,
+    floor=None,
+    beta=None,
+    bias_correction=True,
+    direction="both",
+    tails="absolute",
+):
     r"""Lower confidence bound(s) for :math:`\varepsilon(\lambda)` from two samples (eq. 16).
 
     Parameters
@@ -164,8 +193,9 @@ def rdp_lower_bound(samples_p, samples_q, orders, *, alpha=0.05, discrete=None, 
     True
     """
     fit = fit_densities(samples_p, samples_q, discrete=discrete, bandwidth=bandwidth, tails=tails)
-    return bounds_from_fit(fit, orders, alpha=alpha, floor=floor, beta=beta, bias_correction=bias_correction,
-                           direction=direction)
+    return bounds_from_fit(
+        fit, orders, alpha=alpha, floor=floor, beta=beta, bias_correction=bias_correction, direction=direction
+    )
 
 
 @dataclass(frozen=True)
@@ -244,20 +274,27 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
             raise ValueError(
                 f"the outputs look continuous, not discrete: {est.size:,} distinct outcomes in "
                 f"{n_p + n_q:,} observations, so most occur once and relative frequencies estimate "
-                "nothing; pass 1-D real values (discrete=False), or discrete=True to insist")
+                "nothing; pass 1-D real values (discrete=False), or discrete=True to insist"
+            )
         return DensityFit(est.p, est.q, est.dx, n_p, n_q, True, est.size, None, None)
     if a.ndim != 1 or b.ndim != 1:
-        raise ValueError(f"continuous outputs must be 1-D (the KDE is one-dimensional), got shapes "
-                         f"{a.shape} and {b.shape}; for discrete vector outputs pass discrete=True")
+        raise ValueError(
+            f"continuous outputs must be 1-D (the KDE is one-dimensional), got shapes "
+            f"{a.shape} and {b.shape}; for discrete vector outputs pass discrete=True"
+        )
     a, b = a.astype(float, copy=False), b.astype(float, copy=False)
     for name, arr in (("samples_p", a), ("samples_q", b)):
         lo, hi = float(arr.min()), float(arr.max())
         if arr.size < 2 or not hi > lo:
-            raise ValueError(f"{name} has zero spread (all values equal); a continuous density "
-                             "cannot be estimated — are the outputs discrete? then pass discrete=True")
+            raise ValueError(
+                f"{name} has zero spread (all values equal); a continuous density "
+                "cannot be estimated — are the outputs discrete? then pass discrete=True"
+            )
         if not math.isfinite(hi - lo) or max(abs(lo), abs(hi)) > 1e150:
-            raise ValueError(f"{name} spans {lo:.3g} to {hi:.3g}, beyond what a density grid can hold in "
-                             "double precision; rescale the outputs (the bound does not depend on units)")
+            raise ValueError(
+                f"{name} spans {lo:.3g} to {hi:.3g}, beyond what a density grid can hold in "
+                "double precision; rescale the outputs (the bound does not depend on units)"
+            )
     with ThreadPoolExecutor(max_workers=2) as pool:  # numpy's partition releases the GIL
         scale_p, scale_q = pool.map(lambda x: robust_scale(_strided(x)), (a, b))
     scale = 0.5 * (scale_p + scale_q)
@@ -269,8 +306,9 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
     return DensityFit(grid.p, grid.q, grid.dx, n_p, n_q, False, int(grid.size), float(h), float(scale))
 
 
-def bounds_from_fit(fit: DensityFit, orders, *, alpha=0.05, floor=None, beta=None, bias_correction=True,
-                    direction="both"):
+def bounds_from_fit(
+    fit: DensityFit, orders, *, alpha=0.05, floor=None, beta=None, bias_correction=True, direction="both"
+):
     r"""Steps 3–5 of :func:`rdp_lower_bound` on a :class:`DensityFit` (several tunings, one fit).
 
     Parameters
@@ -301,23 +339,36 @@ def bounds_from_fit(fit: DensityFit, orders, *, alpha=0.05, floor=None, beta=Non
         if floor != "paper":
             raise ValueError(f"floor must be a positive number, None or 'paper', got {floor!r}")
         if fit.discrete:
-            raise ValueError("floor='paper' is defined for continuous outputs only (it compares tau "
-                             "with the bandwidth); pass a number or None for discrete outputs")
+            raise ValueError(
+                "floor='paper' is defined for continuous outputs only (it compares tau "
+                "with the bandwidth); pass a number or None for discrete outputs"
+            )
         tau = paper_floor(h, fit.scale)
     else:
         tau = as_positive_scalar(floor, "floor")
     beta_used = 1.0 / tau if beta is None else beta
     p_hat, q_hat, dx = fit.p, fit.q, fit.dx
 
-    common = dict(alpha=alpha, n_p=n_p, n_q=n_q, bandwidth=h, floor=float(tau),
-                  beta=float(beta_used), discrete=fit.discrete, cells=fit.cells,
-                  bias_corrected=bool(bias_correction))
+    common = dict(
+        alpha=alpha,
+        n_p=n_p,
+        n_q=n_q,
+        bandwidth=h,
+        floor=float(tau),
+        beta=float(beta_used),
+        discrete=fit.discrete,
+        cells=fit.cells,
+        bias_corrected=bool(bias_correction),
+    )
     level = alpha / 2 if direction == "both" else alpha
     kernel_factor = 1.0 if h is None else _KERNEL_ROUGHNESS / h
     wanted = {"forward": ["P||Q"], "reverse": ["Q||P"], "both": ["P||Q", "Q||P"]}[direction]
     pairs = {"P||Q": (p_hat, q_hat, n_p, n_q), "Q||P": (q_hat, p_hat, n_q, n_p)}
-    plugins = {label: _Plugin(f, g, tau, beta_used, dx, n_f, n_g, kernel_factor)
-               for label, (f, g, n_f, n_g) in pairs.items() if label in wanted}
+    plugins = {
+        label: _Plugin(f, g, tau, beta_used, dx, n_f, n_g, kernel_factor)
+        for label, (f, g, n_f, n_g) in pairs.items()
+        if label in wanted
+    }
     results = []
     for lam in order_list:
         found = []
@@ -332,11 +383,19 @@ def bounds_from_fit(fit: DensityFit, orders, *, alpha=0.05, floor=None, beta=Non
 
 
 def _to_bound(lam, res, label, level, common) -> LowerBound:
-    return LowerBound(order=float(lam), estimate=float(res["estimate"]), std_error=float(res["std_error"]),
-                      lower=float(res["lower"]), bias=float(res["bias"]), direction=label,
-                      reliable=bool(res["reliable"]), note=res["note"], level=level,
-                      bound_order=None if res["bound_order"] is None else float(res["bound_order"]),
-                      **common)
+    return LowerBound(
+        order=float(lam),
+        estimate=float(res["estimate"]),
+        std_error=float(res["std_error"]),
+        lower=float(res["lower"]),
+        bias=float(res["bias"]),
+        direction=label,
+        reliable=bool(res["reliable"]),
+        note=res["note"],
+        level=level,
+        bound_order=None if res["bound_order"] is None else float(res["bound_order"]),
+        **common,
+    )
 
 
 def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_options):
@@ -382,8 +441,9 @@ def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_op
         raise TypeError("mechanism must be a MECHANISMS entry, its name, or a callable f(database, n, rng)")
     builtin = sampler is not mechanism
     if rng is None and builtin:
-        raise TypeError("rng must be a numpy.random.Generator for the built-in mechanisms, "
-                        "e.g. numpy.random.default_rng(seed)")
+        raise TypeError(
+            "rng must be a numpy.random.Generator for the built-in mechanisms, e.g. numpy.random.default_rng(seed)"
+        )
     rng = as_generator(rng, allow_none=True, why_none="for a black box that draws its own randomness")
     if isinstance(n, (tuple, list)):
         if len(n) != 2:

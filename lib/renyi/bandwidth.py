@@ -13,8 +13,7 @@ import numpy as np
 from ._docs import fill
 from ._validation import as_positive_scalar, as_real_array
 
-__all__ = ["robust_scale", "silverman_bandwidth", "scott_bandwidth", "undersmoothed_bandwidth",
-           "default_bandwidth"]
+__all__ = ["robust_scale", "silverman_bandwidth", "scott_bandwidth", "undersmoothed_bandwidth", "default_bandwidth"]
 
 #: A bandwidth rule's argument and result.
 _SAMPLES_RULE = r"""
@@ -52,6 +51,7 @@ def _statsmodels_rule(samples, rule: str) -> float:
     x = as_real_array(samples, "samples", ndim=1)
     robust_scale(x)  # raises on zero spread
     from statsmodels.nonparametric import bandwidths  # imported here: it costs 0.4 s at start-up
+
     return float(getattr(bandwidths, rule)(x))
 
 

@@ -98,8 +98,9 @@ def histogram_renyi(samples_p, samples_q, order, bins: int = 50, range_=None) ->
     return naive_plugin(p, q, lam)
 
 
-def compare_estimators(mechanism, order, *, n: int = 10_000, reps: int = 50, rng, bins: int = 50,
-                       databases=None) -> dict[str, np.ndarray]:
+def compare_estimators(
+    mechanism, order, *, n: int = 10_000, reps: int = 50, rng, bins: int = 50, databases=None
+) -> dict[str, np.ndarray]:
     r"""Every estimator of this module, the floored softmax and its lower bound, on shared samples.
 
     Each replicate draws one pair of samples from the pair of databases and evaluates, on

@@ -13,6 +13,7 @@ from scipy import special
 
 __all__ = ["LowerBound"]
 
+
 @dataclass(frozen=True)
 class LowerBound:
     r"""A lower confidence bound for :math:`\varepsilon(\lambda)` from one pair of samples.
@@ -129,12 +130,16 @@ class LowerBound:
         return out
 
     def __str__(self) -> str:
-        correction = (f" - bias {max(self.bias, 0.0):.3g}" if self.bias_corrected else "")
-        text = (f"order {self.order:g} ({self.direction}): lower bound {self.lower:.6g}"
-                f"{' (trivial: no evidence)' if self.trivial else ''} = estimate {self.estimate:.6g}"
-                f"{correction} - {-special.ndtri(self.level or self.alpha):.3g} x std.error {self.std_error:.3g}"
-                f" (alpha={self.alpha:g})")
+        correction = f" - bias {max(self.bias, 0.0):.3g}" if self.bias_corrected else ""
+        text = (
+            f"order {self.order:g} ({self.direction}): lower bound {self.lower:.6g}"
+            f"{' (trivial: no evidence)' if self.trivial else ''} = estimate {self.estimate:.6g}"
+            f"{correction} - {-special.ndtri(self.level or self.alpha):.3g} x std.error {self.std_error:.3g}"
+            f" (alpha={self.alpha:g})"
+        )
         if not self.reliable:
-            text = (f"order {self.order:g} ({self.direction}): lower bound {self.lower:.6g}"
-                    f"{' (trivial: no evidence)' if self.trivial else ''}; {self.note}")
+            text = (
+                f"order {self.order:g} ({self.direction}): lower bound {self.lower:.6g}"
+                f"{' (trivial: no evidence)' if self.trivial else ''}; {self.note}"
+            )
         return text

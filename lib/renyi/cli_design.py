@@ -18,8 +18,18 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["load_leakage", "load_prior", "build_model", "write_channel", "design", "print_report", "run",
-           "add_parser", "DesignError", "MAX_OPTIMUM_Y"]
+__all__ = [
+    "load_leakage",
+    "load_prior",
+    "build_model",
+    "write_channel",
+    "design",
+    "print_report",
+    "run",
+    "add_parser",
+    "DesignError",
+    "MAX_OPTIMUM_Y",
+]
 
 #: The certified optimum's branch and bound is practical up to about this many values of Y.
 MAX_OPTIMUM_Y = 30
@@ -52,8 +62,7 @@ def _read_table(path: str, name: str) -> np.ndarray:
             data = json.loads(file.read_text())
             if isinstance(data, dict):
                 if len(data) != 1:
-                    raise DesignError(f"{name}: {path} must hold one array (a list of rows), found keys "
-                                      f"{sorted(data)}")
+                    raise DesignError(f"{name}: {path} must hold one array (a list of rows), found keys {sorted(data)}")
                 data = next(iter(data.values()))
             table = np.array(data, dtype=float)
         else:
@@ -101,8 +110,10 @@ def load_leakage(path: str, *, transpose: bool = False) -> np.ndarray:
         hint = ""
         if np.all(np.abs(a.sum(axis=1) - 1) <= SUM_TOLERANCE):
             hint = "; its rows sum to 1, so it looks transposed: pass --transpose"
-        raise DesignError(f"--leakage: column y={bad[0]} sums to {sums[bad[0]]:.12g}; each column must be "
-                          f"the distribution P_{{X|Y=y}} (rows x, columns y){hint}")
+        raise DesignError(
+            f"--leakage: column y={bad[0]} sums to {sums[bad[0]]:.12g}; each column must be "
+            f"the distribution P_{{X|Y=y}} (rows x, columns y){hint}"
+        )
     return a / sums
 
 
@@ -154,13 +165,17 @@ def build_model(a, prior, prior_of):
     n_x, n_y = a.shape
     expected = n_x if prior_of == "x" else n_y
     if prior.size != expected:
-        raise DesignError(f"--prior: has {prior.size} entries, but the leakage matrix has {expected} "
-                          f"{'rows (values of X)' if prior_of == 'x' else 'columns (values of Y)'}")
+        raise DesignError(
+            f"--prior: has {prior.size} entries, but the leakage matrix has {expected} "
+            f"{'rows (values of X)' if prior_of == 'x' else 'columns (values of Y)'}"
+        )
     square = n_x == n_y and np.linalg.cond(a) < 1e12
     if prior_of == "x":
         if not square:
-            raise DesignError("--prior: with a non-square or singular leakage matrix, P_Y is not determined "
-                              "by P_X; give the prior of Y with --prior-of y")
+            raise DesignError(
+                "--prior: with a non-square or singular leakage matrix, P_Y is not determined "
+                "by P_X; give the prior of Y with --prior-of y"
+            )
         try:
             return LeakageModel.from_leakage(a, p_x=prior)
         except ValueError as exc:
@@ -208,59 +223,101 @@ def design(args) -> dict:
     dict
     """
     from .divergence import alpha_lift
-    from .lift import (LeakageModel, asymmetric_mechanism, certificate, directional_mechanism, epsilon_max,
-                       global_optimum)
+    from .lift import (
+        LeakageModel,
+        asymmetric_mechanism,
+        certificate,
+        directional_mechanism,
+        epsilon_max,
+        global_optimum,
+    )
 
     if not args.eps > 0 or not math.isfinite(args.eps):
-        raise DesignError(f"--eps must be a finite budget > 0, got {args.eps:g} (at 0 only a non-injective "
-                          "leakage matrix allows utility: see null_space_mechanism)")
+        raise DesignError(
+            f"--eps must be a finite budget > 0, got {args.eps:g} (at 0 only a non-injective "
+            "leakage matrix allows utility: see null_space_mechanism)"
+        )
     if not args.order > 1 or not math.isfinite(args.order):
         raise DesignError(f"--order (the order alpha) must be finite and > 1, got {args.order:g}")
     a = load_leakage(args.leakage, transpose=args.transpose)
     model = build_model(a, load_prior(args.prior, "--prior"), args.prior_of)
     eps, order = args.eps, args.order
-    report = {"n_x": int(a.shape[0]), "n_y": int(a.shape[1]), "order": order, "eps": eps,
-              "lift_limit": math.exp(eps), "p_y": model.p_y.tolist(), "p_x": model.p_x.tolist(),
-              "method": args.method, "rtol": args.rtol}
+    report = {
+        "n_x": int(a.shape[0]),
+        "n_y": int(a.shape[1]),
+        "order": order,
+        "eps": eps,
+        "lift_limit": math.exp(eps),
+        "p_y": model.p_y.tolist(),
+        "p_x": model.p_x.tolist(),
+        "method": args.method,
+        "rtol": args.rtol,
+    }
     if isinstance(model, LeakageModel):
         cert = certificate(model, eps, order)
         e_max = epsilon_max(model, order)
-        report["theorem1"] = {"epsilon_max": e_max, "delta0": cert.delta0, "delta_bar": cert.delta_bar,
-                              "rho": cert.rho, "admissible": cert.admissible, "failing": list(cert.failing),
-                              "V_minus": cert.V_minus, "V0": cert.V0, "V_plus": cert.V_plus}
+        report["theorem1"] = {
+            "epsilon_max": e_max,
+            "delta0": cert.delta0,
+            "delta_bar": cert.delta_bar,
+            "rho": cert.rho,
+            "admissible": cert.admissible,
+            "failing": list(cert.failing),
+            "V_minus": cert.V_minus,
+            "V0": cert.V0,
+            "V_plus": cert.V_plus,
+        }
         if not cert.admissible and not args.beyond_certificate:
-            raise DesignError(f"--eps {eps:g} is above epsilon_max = {e_max:.6g}, where Theorem 1's certificate "
-                              f"holds at order {order:g}; pass --beyond-certificate to design without it")
+            raise DesignError(
+                f"--eps {eps:g} is above epsilon_max = {e_max:.6g}, where Theorem 1's certificate "
+                f"holds at order {order:g}; pass --beyond-certificate to design without it"
+            )
     else:
         report["theorem1"] = None
         if args.method != "optimum":
-            raise DesignError(f"--method {args.method} needs a square, invertible leakage matrix; "
-                              "use --method optimum")
+            raise DesignError(f"--method {args.method} needs a square, invertible leakage matrix; use --method optimum")
     if args.method == "optimum":
         if model.p_y.size > MAX_OPTIMUM_Y:
-            raise DesignError(f"|Y| = {model.p_y.size} is too large for the certified optimum (practical up to "
-                              f"|Y| = {MAX_OPTIMUM_Y}); use --method two-scale")
+            raise DesignError(
+                f"|Y| = {model.p_y.size} is too large for the certified optimum (practical up to "
+                f"|Y| = {MAX_OPTIMUM_Y}); use --method two-scale"
+            )
         mech = global_optimum(model, eps, order, rtol=args.rtol, time_limit=args.time_limit)
-        report["bracket"] = {"lower": mech.lower_bound, "upper": mech.upper_bound, "gap": mech.gap,
-                             "upper_bound_source": mech.upper_bound_source, "certified": mech.certified,
-                             "seconds": mech.elapsed}
+        report["bracket"] = {
+            "lower": mech.lower_bound,
+            "upper": mech.upper_bound,
+            "gap": mech.gap,
+            "upper_bound_source": mech.upper_bound_source,
+            "certified": mech.certified,
+            "seconds": mech.elapsed,
+        }
     elif args.method == "two-scale":
         mech = asymmetric_mechanism(model, eps, order)
     else:
         mech = directional_mechanism(model, eps, order)
     channel = mech.p_u_given_y
     if args.out:
-        header = (f"P_(U|Y): row u = output, column y = value of Y; each column sums to 1. "
-                  f"alpha-lift <= e^{eps:g} at order {order:g}; renyi design --method {args.method}")
+        header = (
+            f"P_(U|Y): row u = output, column y = value of Y; each column sums to 1. "
+            f"alpha-lift <= e^{eps:g} at order {order:g}; renyi design --method {args.method}"
+        )
         write_channel(args.out, channel, header)
-        channel = (np.load(args.out) if args.out.endswith(".npy")
-                   else np.loadtxt(args.out, delimiter=",", ndmin=2))
+        channel = np.load(args.out) if args.out.endswith(".npy") else np.loadtxt(args.out, delimiter=",", ndmin=2)
     joint = channel * model.p_y[None, :]
     p_x_given_u = model.A @ (joint / joint.sum(axis=1, keepdims=True)).T
     lifts = np.atleast_1d(alpha_lift(p_x_given_u / p_x_given_u.sum(axis=0), model.p_x, order, tol=1e-8))
-    report.update({"utility": mech.utility, "outputs": int(channel.shape[0]), "p_u": mech.p_u.tolist(),
-                   "p_u_given_y": channel.tolist(), "lifts": lifts.tolist(), "max_lift": float(lifts.max()),
-                   "check_passed": bool(lifts.max() <= math.exp(eps) * (1 + 1e-12)), "out": args.out})
+    report.update(
+        {
+            "utility": mech.utility,
+            "outputs": int(channel.shape[0]),
+            "p_u": mech.p_u.tolist(),
+            "p_u_given_y": channel.tolist(),
+            "lifts": lifts.tolist(),
+            "max_lift": float(lifts.max()),
+            "check_passed": bool(lifts.max() <= math.exp(eps) * (1 + 1e-12)),
+            "out": args.out,
+        }
+    )
     return report
 
 
@@ -276,27 +333,35 @@ def print_report(r: dict) -> None:
     -------
     None
     """
-    print(f"leakage: |X| = {r['n_x']}, |Y| = {r['n_y']}; P_Y = "
-          + np.array2string(np.array(r["p_y"]), precision=6, separator=", "))
-    print(f"budget: order alpha = {r['order']:g}, eps = {r['eps']:g} (every alpha-lift <= e^eps = "
-          f"{r['lift_limit']:.10g})")
+    print(
+        f"leakage: |X| = {r['n_x']}, |Y| = {r['n_y']}; P_Y = "
+        + np.array2string(np.array(r["p_y"]), precision=6, separator=", ")
+    )
+    print(
+        f"budget: order alpha = {r['order']:g}, eps = {r['eps']:g} (every alpha-lift <= e^eps = {r['lift_limit']:.10g})"
+    )
     t1 = r["theorem1"]
     if t1 is None:
         print("Theorem 1: not applicable (the leakage matrix is not square and invertible)")
     else:
         state = "admissible" if t1["admissible"] else "NOT admissible: " + "; ".join(t1["failing"])
-        print(f"Theorem 1: epsilon_max = {t1['epsilon_max']:.6g}; at this eps delta0 = {t1['delta0']:.4g}, "
-              f"delta_bar = {t1['delta_bar']:.4g}, rho = {t1['rho']:.4g}, {state}")
+        print(
+            f"Theorem 1: epsilon_max = {t1['epsilon_max']:.6g}; at this eps delta0 = {t1['delta0']:.4g}, "
+            f"delta_bar = {t1['delta_bar']:.4g}, rho = {t1['rho']:.4g}, {state}"
+        )
         if t1["admissible"]:
-            print(f"  certified band: V_- = {t1['V_minus']:.6g} <= V <= V_+ = {t1['V_plus']:.6g} "
-                  f"(surrogate V_0 = {t1['V0']:.6g})")
+            print(
+                f"  certified band: V_- = {t1['V_minus']:.6g} <= V <= V_+ = {t1['V_plus']:.6g} "
+                f"(surrogate V_0 = {t1['V0']:.6g})"
+            )
     print(f"mechanism ({r['method']}): chi2(Y;U) = {r['utility']:.6g} with {r['outputs']} outputs")
     if "bracket" in r:
         b = r["bracket"]
         # Certified gaps print as such: their last digits depend on the search (JSON has them).
         gap = f"certified gap < {r['rtol']:g}" if b["certified"] else f"gap {b['gap']:.1e}, not certified"
-        print(f"  optimum: {b['lower']:.6g} <= V <= {b['upper']:.6g} ({gap}; upper bound from "
-              f"{b['upper_bound_source']})")
+        print(
+            f"  optimum: {b['lower']:.6g} <= V <= {b['upper']:.6g} ({gap}; upper bound from {b['upper_bound_source']})"
+        )
     verdict = "ok" if r["check_passed"] else "FAILED"
     where = f"the channel in {r['out']}" if r["out"] else "the channel"
     print(f"check: max alpha-lift of {where} = {r['max_lift']:.10f} <= e^eps = {r['lift_limit']:.10f}: {verdict}")
@@ -338,25 +403,46 @@ def add_parser(sub, number) -> None:
     -------
     None
     """
-    d = sub.add_parser("design", help="design an alpha-lift mechanism for a leakage matrix (Part II)",
-                       description="An alpha-lift mechanism with chi^2 utility for your leakage matrix P_{X|Y} "
-                                   "(Zamani, Zarrabian, Sadeghi and Skoglund, 2026).",
-                       epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    d.add_argument("--leakage", required=True, metavar="FILE",
-                   help="P_{X|Y}: rows x, columns y, each column a distribution (.csv, .txt, .npy, .json)")
+    d = sub.add_parser(
+        "design",
+        help="design an alpha-lift mechanism for a leakage matrix (Part II)",
+        description="An alpha-lift mechanism with chi^2 utility for your leakage matrix P_{X|Y} "
+        "(Zamani, Zarrabian, Sadeghi and Skoglund, 2026).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    d.add_argument(
+        "--leakage",
+        required=True,
+        metavar="FILE",
+        help="P_{X|Y}: rows x, columns y, each column a distribution (.csv, .txt, .npy, .json)",
+    )
     d.add_argument("--transpose", action="store_true", help="the file has rows y and columns x")
-    d.add_argument("--prior", required=True, metavar="P",
-                   help="the prior: inline (0.2,0.3,0.5) or a file; of X by default")
+    d.add_argument(
+        "--prior", required=True, metavar="P", help="the prior: inline (0.2,0.3,0.5) or a file; of X by default"
+    )
     d.add_argument("--prior-of", choices=["x", "y"], default="x", help="whose prior --prior is (default x)")
     d.add_argument("--eps", type=number, required=True, help="the budget: every alpha-lift <= e^eps")
     d.add_argument("--order", type=number, required=True, metavar="ALPHA", help="the order alpha > 1")
-    d.add_argument("--method", choices=["optimum", "two-scale", "directional"], default="optimum",
-                   help="certified optimum (Theorem 2, default), two-scale or Lemma 3's directional mechanism")
-    d.add_argument("--beyond-certificate", action="store_true",
-                   help="design even where Theorem 1's certificate does not hold (eps > epsilon_max)")
+    d.add_argument(
+        "--method",
+        choices=["optimum", "two-scale", "directional"],
+        default="optimum",
+        help="certified optimum (Theorem 2, default), two-scale or Lemma 3's directional mechanism",
+    )
+    d.add_argument(
+        "--beyond-certificate",
+        action="store_true",
+        help="design even where Theorem 1's certificate does not hold (eps > epsilon_max)",
+    )
     d.add_argument("--rtol", type=number, default=1e-6, help="target relative gap of the optimum (default 1e-6)")
-    d.add_argument("--time-limit", type=number, default=120.0, metavar="S",
-                   help="seconds for the optimum's search; the bracket found so far is reported (default 120)")
+    d.add_argument(
+        "--time-limit",
+        type=number,
+        default=120.0,
+        metavar="S",
+        help="seconds for the optimum's search; the bracket found so far is reported (default 120)",
+    )
     d.add_argument("--out", metavar="FILE", help="write P_{U|Y} to FILE (.csv, .txt or .npy)")
     d.add_argument("--json", action="store_true", help="print JSON instead of a summary")
     d.set_defaults(func=run)

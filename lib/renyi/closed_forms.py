@@ -15,6 +15,7 @@ from ._validation import as_order, as_positive_scalar, as_real_scalar
 
 __all__ = ["gaussian_renyi", "laplace_renyi", "quadrature_renyi"]
 
+
 def gaussian_renyi(mu_p, sigma_p, mu_q, sigma_q, order) -> float:
     r"""Closed-form :math:`D_\lambda(\mathcal N(\mu_p,\sigma_p^2)\|\mathcal N(\mu_q,\sigma_q^2))`.
 
@@ -60,14 +61,13 @@ def gaussian_renyi(mu_p, sigma_p, mu_q, sigma_q, order) -> float:
         if sp > sq:
             return math.inf
         t = (mq * sp**2 - mp * sq**2) / (sp**2 - sq**2)
-        return (math.log(sq / sp) + (t - mq) ** 2 / (2 * sq**2)
-                - (t - mp) ** 2 / (2 * sp**2))
+        return math.log(sq / sp) + (t - mq) ** 2 / (2 * sq**2) - (t - mp) ** 2 / (2 * sp**2)
     var_l = lam * sq**2 + (1 - lam) * sp**2
     if var_l <= 0:
         return math.inf
-    return (lam * d2 / (2 * var_l)
-            - (math.log(var_l) - (1 - lam) * 2 * math.log(sp) - lam * 2 * math.log(sq))
-            / (2 * (lam - 1)))
+    return lam * d2 / (2 * var_l) - (math.log(var_l) - (1 - lam) * 2 * math.log(sp) - lam * 2 * math.log(sq)) / (
+        2 * (lam - 1)
+    )
 
 
 def laplace_renyi(mu_p, mu_q, scale, order) -> float:
@@ -117,12 +117,14 @@ def laplace_renyi(mu_p, mu_q, scale, order) -> float:
         log_int = -d / 2 + math.log1p(d / 2)
     elif lam > 0.5:
         # dominant term first: log(l/(2l-1)) + (l-1)d + log1p(((l-1)/l) e^{-(2l-1)d})
-        log_int = (math.log(lam / (2 * lam - 1)) + (lam - 1) * d
-                   + math.log1p((lam - 1) / lam * math.exp(-(2 * lam - 1) * d)))
+        log_int = (
+            math.log(lam / (2 * lam - 1)) + (lam - 1) * d + math.log1p((lam - 1) / lam * math.exp(-(2 * lam - 1) * d))
+        )
     else:
         # 0 < lam < 1/2: both coefficients change sign; the e^{-lam d} term dominates.
-        log_int = (math.log((1 - lam) / (1 - 2 * lam)) - lam * d
-                   + math.log1p(-lam / (1 - lam) * math.exp((2 * lam - 1) * d)))
+        log_int = (
+            math.log((1 - lam) / (1 - 2 * lam)) - lam * d + math.log1p(-lam / (1 - lam) * math.exp((2 * lam - 1) * d))
+        )
     return log_int / (lam - 1)
 
 

@@ -106,8 +106,9 @@ def git_output(*args) -> str:
     str
     """
     try:
-        return subprocess.run(["git", *args], capture_output=True, text=True, check=True,
-                              cwd=Path(__file__).resolve().parent).stdout.strip()
+        return subprocess.run(
+            ["git", *args], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parent
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
 
@@ -121,6 +122,12 @@ def versions() -> dict:
     """
     import scipy
     import statsmodels
-    return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-            "statsmodels": statsmodels.__version__, "renyi": __import__("renyi").__version__,
-            "platform": platform.platform()}
+
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "statsmodels": statsmodels.__version__,
+        "renyi": __import__("renyi").__version__,
+        "platform": platform.platform(),
+    }

@@ -17,8 +17,14 @@ from ._validation import as_probability
 from .divergence import log_integral
 from .floor import _KERNEL_ROUGHNESS, softmax_derivative, softmax_floor
 
-__all__ = ["floored_estimate", "second_order_bias", "bound_from_densities", "MAX_LOG_SCALE_ERROR",
-           "MAX_UNCORRECTED_BIAS", "NEAR_ONE"]
+__all__ = [
+    "floored_estimate",
+    "second_order_bias",
+    "bound_from_densities",
+    "MAX_LOG_SCALE_ERROR",
+    "MAX_UNCORRECTED_BIAS",
+    "NEAR_ONE",
+]
 
 #: Grid spacing and sample sizes, keyword-only where they follow the data.
 _SAMPLE_SIZES = r"""
@@ -74,11 +80,11 @@ class _Plugin:
         self.pi = softmax_derivative(q, floor, beta)
         with np.errstate(divide="ignore"):
             self.lpi = np.log(self.pi)
-        self.log_ratio = self.lp - self.lqt                         # L = log(p_hat / q_tau)
+        self.log_ratio = self.lp - self.lqt  # L = log(p_hat / q_tau)
         self.pointwise_var_p = np.maximum(kernel_factor * p - p * p, 0.0) / n_p
         self.pointwise_var_q = np.maximum(kernel_factor * q - q * q, 0.0) / n_q
         self.n_p, self.n_q = n_p, n_q
-        self.base_q = self.lpi + self.lq                            # log(pi q_hat)
+        self.base_q = self.lpi + self.lq  # log(pi q_hat)
 
     def moments(self, lam):
         """(estimate, var_p, var_q, log F) at order lam (the formulas of floored_estimate)."""
@@ -102,8 +108,12 @@ class _Plugin:
         """The second-order bias of second_order_bias, both terms."""
         with np.errstate(over="ignore", invalid="ignore"):
             # each term divided by F inside the exponent, so nothing overflows
-            t_p = (lam * (lam - 1) * np.exp((lam - 1) * self.log_ratio - self.lp + self.log_dx - log_f)
-                   * self.pointwise_var_p)
+            t_p = (
+                lam
+                * (lam - 1)
+                * np.exp((lam - 1) * self.log_ratio - self.lp + self.log_dx - log_f)
+                * self.pointwise_var_p
+            )
             curv_q = self.beta * self.pi * (1 - self.pi) - lam * self.pi**2 / self.qt
             t_q = (1 - lam) * np.exp(lam * self.log_ratio + self.log_dx - log_f) * curv_q * self.pointwise_var_q
         b_over_f = 0.5 * (np.nansum(t_p) + np.nansum(t_q))
@@ -237,8 +247,9 @@ def second_order_bias(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, kernel_
 
 
 @fill(plugin_inputs=_PLUGIN_INPUTS, sample_sizes=_SAMPLE_SIZES)
-def bound_from_densities(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, bandwidth=None, alpha=0.05,
-                         bias_correction=True):
+def bound_from_densities(
+    p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, bandwidth=None, alpha=0.05, bias_correction=True
+):
     r"""Steps 3–5 on given density estimates: ``(estimate, std_error, bias, lower)``.
 
     ``bandwidth`` is the KDE's :math:`h` (``None`` for relative frequencies),
@@ -271,8 +282,7 @@ def bound_from_densities(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, band
     """
     alpha = as_probability(alpha, "alpha")
     kernel_factor = 1.0 if bandwidth is None else _KERNEL_ROUGHNESS / bandwidth
-    return _Plugin(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor).bound(float(order), alpha,
-                                                                                 bias_correction)
+    return _Plugin(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor).bound(float(order), alpha, bias_correction)
 
 
 def _reliable(order, se, bias, bias_correction) -> bool:
@@ -291,26 +301,37 @@ def _one_direction(plugin: _Plugin, lam, *, alpha, bias_correction):
     """Bound at ``lam`` for one direction, with the fallback to a smaller order."""
     n_p, n_q = plugin.n_p, plugin.n_q
     estimate, se, bias, lower = plugin.bound(lam, alpha, bias_correction)
-    out = dict(estimate=estimate, std_error=se, bias=bias, lower=lower, reliable=True, bound_order=lam,
-               note="")
+    out = dict(estimate=estimate, std_error=se, bias=bias, lower=lower, reliable=True, bound_order=lam, note="")
     if _reliable(lam, se, bias, bias_correction):
         return out
     n_min = min(n_p, n_q)
     if (lam - 1) * se > MAX_LOG_SCALE_ERROR:
         factor = ((lam - 1) * se / MAX_LOG_SCALE_ERROR) ** 2
-        why = (f"the delta method is unreliable at order {lam:g} with n={n_min:,} "
-               f"((order-1) x std.error = {(lam - 1) * se:.2g} > {MAX_LOG_SCALE_ERROR:g}; "
-               f"roughly {factor * n_min:,.0f} samples per side would be needed)")
+        why = (
+            f"the delta method is unreliable at order {lam:g} with n={n_min:,} "
+            f"((order-1) x std.error = {(lam - 1) * se:.2g} > {MAX_LOG_SCALE_ERROR:g}; "
+            f"roughly {factor * n_min:,.0f} samples per side would be needed)"
+        )
     else:
-        why = (f"eq. (16) without the bias correction is anti-conservative here (estimated bias "
-               f"{bias / se:.2g} standard errors > {MAX_UNCORRECTED_BIAS:g})")
+        why = (
+            f"eq. (16) without the bias correction is anti-conservative here (estimated bias "
+            f"{bias / se:.2g} standard errors > {MAX_UNCORRECTED_BIAS:g})"
+        )
     for smaller in _fallback_orders(lam):
         e2, se2, b2, l2 = plugin.bound(smaller, alpha, bias_correction)
         if _reliable(smaller, se2, b2, bias_correction):
-            out.update(lower=min(l2, estimate), reliable=False, bound_order=smaller,
-                       note=f"{why}; reported the bound at order {smaller:.4g}, which is also a bound at "
-                            f"order {lam:g} because D_order is nondecreasing in the order")
+            out.update(
+                lower=min(l2, estimate),
+                reliable=False,
+                bound_order=smaller,
+                note=f"{why}; reported the bound at order {smaller:.4g}, which is also a bound at "
+                f"order {lam:g} because D_order is nondecreasing in the order",
+            )
             return out
-    out.update(lower=0.0, reliable=False, bound_order=None,
-               note=f"{why}; no smaller order qualifies either, so only the trivial bound 0 is reported")
+    out.update(
+        lower=0.0,
+        reliable=False,
+        bound_order=None,
+        note=f"{why}; no smaller order qualifies either, so only the trivial bound 0 is reported",
+    )
     return out

@@ -71,11 +71,19 @@ import numpy as np
 from scipy import fft, special
 
 from ._validation import as_positive_scalar, as_real_array
+
 # The discrete estimator lives in renyi.frequencies; its names stay importable from here.
 from .frequencies import DiscreteEstimate, relative_frequencies  # noqa: F401
+
 # The bandwidth rules live in renyi.bandwidth; their names stay importable from here.
-from .bandwidth import (_strided, default_bandwidth, robust_scale, scott_bandwidth,  # noqa: F401
-                        silverman_bandwidth, undersmoothed_bandwidth)
+from .bandwidth import (
+    _strided,  # noqa: F401
+    default_bandwidth,  # noqa: F401
+    robust_scale,  # noqa: F401
+    scott_bandwidth,  # noqa: F401
+    silverman_bandwidth,  # noqa: F401
+    undersmoothed_bandwidth,  # noqa: F401
+)
 
 __all__ = ["GridEstimate", "kde_on_grid", "direct_kde", "TAILS", "FFT_NOISE"]
 
@@ -100,6 +108,7 @@ _CHUNK = 1 << 18
 
 
 # ----------------------------------------------------------------- grid KDE
+
 
 @dataclass(frozen=True)
 class GridEstimate:
@@ -157,9 +166,9 @@ def _fgt_moments(x: np.ndarray, origin: float, dx: float, h: float, size: int, t
     ratio = dx / h
     for start in range(0, x.size, _CHUNK):
         # u = offset from the nearest node in cells, in [-1/2, 1/2]; s = u * dx / h.
-        u = x[start:start + _CHUNK] - (origin - 0.5 * dx)
-        u *= 1.0 / dx                          # >= 1/2 because the grid starts below the data
-        idx = u.astype(np.intp)                # floor for positive values
+        u = x[start : start + _CHUNK] - (origin - 0.5 * dx)
+        u *= 1.0 / dx  # >= 1/2 because the grid starts below the data
+        idx = u.astype(np.intp)  # floor for positive values
         u -= idx
         u -= 0.5
         w = np.multiply(u, u)
@@ -184,13 +193,21 @@ def _fgt_convolve(moments: np.ndarray, dx: float, h: float) -> np.ndarray:
     vk = np.ones_like(v)
     for k in range(moments.shape[0]):
         if np.any(moments[k]):
-            out += np.convolve(moments[k], vk * gauss)[reach:reach + size]
+            out += np.convolve(moments[k], vk * gauss)[reach : reach + size]
         vk = vk * v
     return out
 
 
-def kde_on_grid(samples_p, samples_q, bandwidth, *, spacing: float = 8.0, pad: float = 8.0,
-                max_points: int = 1 << 22, tails: str = "absolute") -> GridEstimate:
+def kde_on_grid(
+    samples_p,
+    samples_q,
+    bandwidth,
+    *,
+    spacing: float = 8.0,
+    pad: float = 8.0,
+    max_points: int = 1 << 22,
+    tails: str = "absolute",
+) -> GridEstimate:
     r"""Gaussian KDEs (eq. 10 of Kutta et al.) of two 1-D samples on a common grid.
 
     .. math::
@@ -252,7 +269,8 @@ def _kde_on_grid(xp, xq, h, spacing, pad, max_points, tails) -> GridEstimate:
     if size > max_points:
         raise ValueError(
             f"the KDE grid would need {size:,} points (data range {hi - lo:.4g} at bandwidth {h:.4g}); "
-            f"pass a larger bandwidth, clip extreme outliers, or raise max_points")
+            f"pass a larger bandwidth, clip extreme outliers, or raise max_points"
+        )
     grid = lo + dx * np.arange(size)
     if tails == "absolute":
         dens_p, dens_q = _binned_kde((xp, xq), lo, dx, h, size)
@@ -280,10 +298,10 @@ def _linear_bin(x: np.ndarray, lo: float, dx: float, size: int) -> np.ndarray:
     """Linear-binning counts of ``x`` on the nodes lo + dx * l, l < size (additive over chunks)."""
     counts = np.zeros(size + 1)
     for start in range(0, x.size, _CHUNK):
-        u = x[start:start + _CHUNK] - lo
+        u = x[start : start + _CHUNK] - lo
         u *= 1.0 / dx
-        idx = u.astype(np.intp)          # floor: the grid starts below the data
-        u -= idx                         # the share of the right-hand node
+        idx = u.astype(np.intp)  # floor: the grid starts below the data
+        u -= idx  # the share of the right-hand node
         right = np.bincount(idx, weights=u, minlength=size + 1)
         counts += np.bincount(idx, minlength=size + 1)
         counts -= right
@@ -307,12 +325,12 @@ def _smooth_counts(counts: np.ndarray, dx: float, h: float):
     reach = int(math.ceil(_KERNEL_REACH * h / dx))
     v = np.arange(-reach, reach + 1) * (dx / h_kernel)
     kernel = np.exp(-0.5 * v * v)
-    kernel /= kernel.sum() * dx          # a density on the grid: unit mass exactly
+    kernel /= kernel.sum() * dx  # a density on the grid: unit mass exactly
     # "same"-mode FFT convolution over scipy.fft (scipy.signal costs a second to import)
     full = counts.shape[1] + kernel.size - 1
     nfft = fft.next_fast_len(full, real=True)
     dens = fft.irfft(fft.rfft(counts, nfft, axis=1) * fft.rfft(kernel, nfft)[None, :], nfft, axis=1)
-    dens = dens[:, reach:reach + counts.shape[1]]
+    dens = dens[:, reach : reach + counts.shape[1]]
     # FFT round-off leaves +-1e-16 of the peak where the density underflows.  Values below
     # FFT_NOISE of the peak are not resolved, and their sign is decided by the CPU's rounding
     # (numpy's SIMD exp in the kernel): they are set to zero, so that which cells carry mass,
@@ -346,6 +364,6 @@ def direct_kde(samples, bandwidth, points) -> np.ndarray:
     h = as_positive_scalar(bandwidth, "bandwidth")
     out = np.empty(t.size)
     for start in range(0, t.size, 256):
-        z = (t[start:start + 256, None] - x[None, :]) / h
-        out[start:start + 256] = special.logsumexp(-0.5 * z * z, axis=1)
+        z = (t[start : start + 256, None] - x[None, :]) / h
+        out[start : start + 256] = special.logsumexp(-0.5 * z * z, axis=1)
     return np.exp(out - math.log(x.size * h * math.sqrt(2 * math.pi)))

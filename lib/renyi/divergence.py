@@ -35,6 +35,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ._validation import as_order, as_pmf, as_positive_scalar
+
 # The closed forms live in renyi.closed_forms; their names stay importable from here.
 from .closed_forms import gaussian_renyi, laplace_renyi, quadrature_renyi  # noqa: F401
 
@@ -156,7 +157,9 @@ def renyi_divergence(p, q, order, dx=None, *, tol: float = 1e-6) -> float:
         warnings.warn(
             f"D_{lam:g}(p||q) = +inf: p puts mass {mass:.3g} where q = 0 "
             f"({int(mismatch.sum())} point(s)); the supports are not nested",
-            InfiniteDivergenceWarning, stacklevel=2)
+            InfiniteDivergenceWarning,
+            stacklevel=2,
+        )
         return math.inf
 
     log_p, log_q = _safe_log(p), _safe_log(q)
@@ -170,8 +173,9 @@ def renyi_divergence(p, q, order, dx=None, *, tol: float = 1e-6) -> float:
 
     both = on & (q > 0)
     if not np.any(both):
-        warnings.warn(f"D_{lam:g}(p||q) = +inf: p and q have disjoint supports",
-                      InfiniteDivergenceWarning, stacklevel=2)
+        warnings.warn(
+            f"D_{lam:g}(p||q) = +inf: p and q have disjoint supports", InfiniteDivergenceWarning, stacklevel=2
+        )
         return math.inf
     if abs(lam - 1.0) < 0.5:
         # Near lambda = 1 the generic formula loses ~eps/|lambda-1| to cancellation.
@@ -181,8 +185,9 @@ def renyi_divergence(p, q, order, dx=None, *, tol: float = 1e-6) -> float:
         w = 1.0 if dx is None else dx
         pb = p[both]
         total = math.fsum(p.ravel() * w)
-        excess = (math.fsum(pb * w * np.expm1((lam - 1.0) * (log_p[both] - log_q[both])))
-                  - math.fsum(p[on & ~both] * w)) / total
+        excess = (
+            math.fsum(pb * w * np.expm1((lam - 1.0) * (log_p[both] - log_q[both]))) - math.fsum(p[on & ~both] * w)
+        ) / total
         val = math.log1p(excess) / (lam - 1.0) if excess > -1 else math.inf
     else:
         log_f = lam * log_p[both] + (1.0 - lam) * log_q[both]
@@ -305,5 +310,3 @@ def renyi_from_lift(lift, order):
     logs = np.log(np.maximum(arr, 1.0))
     out = logs if math.isinf(alpha) else alpha / (alpha - 1) * logs
     return float(out) if out.ndim == 0 else out
-
-

@@ -59,13 +59,25 @@ import sys
 from pathlib import Path
 
 
-
 from ._docs import CLI_MAIN, fill
 from .datafiles import file_sha256, git_output, read_rows, versions, write_rows
 from ._validation import as_int
+
 # The sweep definitions and the rows of one task live in renyi.sweeps; their names stay importable here.
-from .sweeps import (ALPHA, FIELDS, FLOOR_R, ORDERS, ROOT_SEED, SECTION4, SWEEPS, TUNING, Task,  # noqa: F401
-                     run_task, summarize, tasks_for)
+from .sweeps import (
+    ALPHA,  # noqa: F401
+    FIELDS,
+    FLOOR_R,  # noqa: F401
+    ORDERS,  # noqa: F401
+    ROOT_SEED,
+    SECTION4,  # noqa: F401
+    SWEEPS,
+    TUNING,  # noqa: F401
+    Task,
+    run_task,
+    summarize,  # noqa: F401
+    tasks_for,
+)
 
 __all__ = ["run_sweeps", "read_rows", "load_sweep", "ShippedDataError", "main"]
 
@@ -95,6 +107,7 @@ def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, 
         folder = Path(data) if data is not None else Path(__file__).resolve().parents[2] / "data"
         return read_rows(folder / "part1" / f"{name}.csv")
     import tempfile
+
     with tempfile.TemporaryDirectory() as tmp:
         run_sweeps(Path(tmp), (name,), progress=False, **restrict)
         return read_rows(Path(tmp) / "part1" / f"{name}.csv")
@@ -110,9 +123,16 @@ def _library_digest() -> str:
 
 
 def _part_paths(part_dir: Path, task: Task, spec: dict, lib: str) -> tuple[Path, Path]:
-    ident = json.dumps({"spec": spec, "task": [task.sweep, task.mechanism, task.n, task.block,
-                                               list(task.replicates)], "key": task.key,
-                        "root_seed": ROOT_SEED, "lib": lib}, sort_keys=True)
+    ident = json.dumps(
+        {
+            "spec": spec,
+            "task": [task.sweep, task.mechanism, task.n, task.block, list(task.replicates)],
+            "key": task.key,
+            "root_seed": ROOT_SEED,
+            "lib": lib,
+        },
+        sort_keys=True,
+    )
     digest = hashlib.sha256(ident.encode()).hexdigest()[:16]
     stem = part_dir / f"{task.name}-{digest}"
     return stem.with_suffix(".csv"), stem.with_suffix(".sha256")
@@ -147,8 +167,9 @@ def _make_executor(workers: int, dask_scheduler: str | None):
         try:
             from dask.distributed import Client
         except ImportError:
-            raise SystemExit("renyi.experiments: --dask-scheduler needs dask[distributed] "
-                             "(pip install 'renyi[distributed]')") from None
+            raise SystemExit(
+                "renyi.experiments: --dask-scheduler needs dask[distributed] (pip install 'renyi[distributed]')"
+            ) from None
         return Client(dask_scheduler).get_executor()
     if workers == 1:
         return None
@@ -167,8 +188,18 @@ def _effective(sweep: str, tasks: list[Task]) -> dict:
     return spec
 
 
-def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *, executor=None, progress=True,
-               sizes=None, mechanisms=None, replicates=None, command="", force=False) -> dict:
+def run_sweeps(
+    out: Path,
+    sweeps=("section4", "tuning", "orders", "floor_r"),
+    *,
+    executor=None,
+    progress=True,
+    sizes=None,
+    mechanisms=None,
+    replicates=None,
+    command="",
+    force=False,
+) -> dict:
     """Run (or resume) sweeps, then write the CSVs and the manifest.  Returns the manifest.
 
     Raises
@@ -210,8 +241,10 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
     part_dir.mkdir(parents=True, exist_ok=True)
     lib = _library_digest()
     # provenance of the code that computes the parts: taken now, not when the run ends
-    provenance = {"git_commit": git_output("rev-parse", "HEAD"),
-                  "lib_dirty": bool(git_output("status", "--porcelain", "--", "lib"))}
+    provenance = {
+        "git_commit": git_output("rev-parse", "HEAD"),
+        "lib_dirty": bool(git_output("status", "--porcelain", "--", "lib")),
+    }
     paths = {t: _part_paths(part_dir, t, SWEEPS[t.sweep], lib) for tasks in all_tasks.values() for t in tasks}
     todo = [t for t in paths if not _valid_part(*paths[t], t, SWEEPS[t.sweep])]
     # Largest tasks first keeps the workers busy until the end.
@@ -221,13 +254,16 @@ def run_sweeps(out: Path, sweeps=("section4", "tuning", "orders", "floor_r"), *,
         path = out / "part1" / f"{sweep}.csv"
         rows = _assemble(sweep, tasks, paths, path)
         manifest["files"][f"part1/{sweep}.csv"] = {
-            "sha256": file_sha256(path), "bytes": path.stat().st_size, "rows": rows,
+            "sha256": file_sha256(path),
+            "bytes": path.stat().st_size,
+            "rows": rows,
             "command": command or f"python -m renyi.experiments --sweeps {sweep}",
             "parameters": effective[sweep],
             "root_seed": ROOT_SEED,
             "spawn_scheme": "SeedSequence(root_seed, spawn_key=(sweep, case, size, block) indices)"
-                            ".spawn(block) -> one stream per replicate -> .spawn(2) -> (x, x') samples",
-            **provenance, "versions": versions(),
+            ".spawn(block) -> one stream per replicate -> .spawn(2) -> (x, x') samples",
+            **provenance,
+            "versions": versions(),
         }
     manifest["description"] = "Part I simulation results; see data/README.md. Verified by tests/test_data.py."
     manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
@@ -244,8 +280,10 @@ def _selected_tasks(sweeps, sizes, mechanisms, replicates) -> dict:
     all_tasks = {s: tasks_for(s, sizes=sizes, mechanisms=mechanisms, replicates=replicates) for s in sweeps}
     empty = [s for s, tasks in all_tasks.items() if not tasks]
     if empty:
-        raise ValueError(f"the restriction selects nothing in sweep(s) {', '.join(empty)} "
-                         f"(sizes={sizes}, mechanisms={mechanisms}); nothing was run or written")
+        raise ValueError(
+            f"the restriction selects nothing in sweep(s) {', '.join(empty)} "
+            f"(sizes={sizes}, mechanisms={mechanisms}); nothing was run or written"
+        )
     return all_tasks
 
 
@@ -256,7 +294,8 @@ def _refuse_to_overwrite(out: Path, manifest: dict, effective: dict) -> None:
         if (out / "part1" / f"{sweep}.csv").exists() and entry and entry.get("parameters") != spec:
             raise ShippedDataError(
                 f"{out / 'part1' / (sweep + '.csv')} holds a sweep with other parameters than this run; "
-                f"write to another --out, or pass --force to replace it")
+                f"write to another --out, or pass --force to replace it"
+            )
 
 
 def _run_parts(todo, paths, executor, progress) -> None:
@@ -264,6 +303,7 @@ def _run_parts(todo, paths, executor, progress) -> None:
     bar = None
     if progress and todo:
         from tqdm import tqdm
+
         bar = tqdm(total=len(todo), unit="task", desc="Part I sweeps", file=sys.stderr)
 
     def done(task, rows):
@@ -308,15 +348,16 @@ def _assemble(sweep, tasks, paths, path: Path) -> int:
 
 def _at_least_one(kind):
     """An argparse type: a finite number of ``kind`` (int or float) that is at least 1."""
+
     def parse(text: str):
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not {'an integer' if kind is int else 'a number'}: "
-                                             f"{text!r}") from None
+            raise argparse.ArgumentTypeError(f"not {'an integer' if kind is int else 'a number'}: {text!r}") from None
         if not (value >= 1 and math.isfinite(value)):
             raise argparse.ArgumentTypeError(f"must be a finite number >= 1, got {text}")
         return value
+
     return parse
 
 
@@ -329,33 +370,46 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m renyi.experiments", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("data"), help="data folder (default: data)")
     parser.add_argument("--sweeps", nargs="+", choices=list(SWEEPS), default=list(SWEEPS))
-    parser.add_argument("--workers", type=_at_least_one(int), default=os.cpu_count() or 1,
-                        help="local processes (default: all cores)")
+    parser.add_argument(
+        "--workers", type=_at_least_one(int), default=os.cpu_count() or 1, help="local processes (default: all cores)"
+    )
     parser.add_argument("--dask-scheduler", metavar="ADDRESS", help="run tasks on a dask.distributed cluster")
-    parser.add_argument("--max-n", type=_at_least_one(float),
-                        help="skip sample sizes above this (a quick, smaller run)")
+    parser.add_argument(
+        "--max-n", type=_at_least_one(float), help="skip sample sizes above this (a quick, smaller run)"
+    )
     parser.add_argument("--replicates", type=_at_least_one(int), help="replicates per point (default: the sweep's)")
-    parser.add_argument("--force", action="store_true",
-                        help="replace files in --out even if the manifest records other parameters")
+    parser.add_argument(
+        "--force", action="store_true", help="replace files in --out even if the manifest records other parameters"
+    )
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     sizes = None
     if args.max_n is not None:
         sizes = sorted({n for s in args.sweeps for n in SWEEPS[s]["sizes"] if n <= args.max_n})
         if not sizes:
-            parser.exit(2, f"renyi.experiments: error: --max-n {args.max_n:g} selects no sample size "
-                           f"(the smallest is {min(n for s in args.sweeps for n in SWEEPS[s]['sizes']):,})\n")
+            parser.exit(
+                2,
+                f"renyi.experiments: error: --max-n {args.max_n:g} selects no sample size "
+                f"(the smallest is {min(n for s in args.sweeps for n in SWEEPS[s]['sizes']):,})\n",
+            )
     command = "python -m renyi.experiments " + " ".join(argv if argv is not None else sys.argv[1:])
     executor = _make_executor(args.workers, args.dask_scheduler)
     try:
-        run_sweeps(args.out, args.sweeps, executor=executor, progress=not args.no_progress, sizes=sizes,
-                   replicates=args.replicates, command=command.strip(), force=args.force)
+        run_sweeps(
+            args.out,
+            args.sweeps,
+            executor=executor,
+            progress=not args.no_progress,
+            sizes=sizes,
+            replicates=args.replicates,
+            command=command.strip(),
+            force=args.force,
+        )
     except (ShippedDataError, ValueError, OSError) as exc:
         print(f"renyi.experiments: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("renyi.experiments: interrupted; finished tasks are kept and a rerun resumes",
-              file=sys.stderr)
+        print("renyi.experiments: interrupted; finished tasks are kept and a rerun resumes", file=sys.stderr)
         return 130
     finally:
         if executor is not None:

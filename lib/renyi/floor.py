@@ -15,8 +15,14 @@ from scipy import special
 from ._docs import fill
 from ._validation import as_int, as_positive_scalar
 
-__all__ = ["softmax_floor", "softmax_derivative", "default_floor", "paper_floor", "FLOOR_RELATIVE_ERROR",
-           "PAPER_FLOOR_EXPONENT"]
+__all__ = [
+    "softmax_floor",
+    "softmax_derivative",
+    "default_floor",
+    "paper_floor",
+    "FLOOR_RELATIVE_ERROR",
+    "PAPER_FLOOR_EXPONENT",
+]
 
 #: The arguments of the softmax floor and of its derivative.
 _FLOOR_INPUTS = r"""
@@ -75,8 +81,7 @@ def softmax_derivative(t, floor, beta):
     return special.expit(beta * (np.asarray(t, dtype=float) - floor))
 
 
-def default_floor(n: int, *, bandwidth: float | None = None,
-                  relative_error: float | None = None) -> float:
+def default_floor(n: int, *, bandwidth: float | None = None, relative_error: float | None = None) -> float:
     r"""Default :math:`\tau`: the density level below which :math:`\hat q` is mostly noise.
 
     The estimator's variance blows up where :math:`\hat q` is small and noisy,

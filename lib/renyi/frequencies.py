@@ -17,6 +17,7 @@ from ._validation import as_samples
 
 __all__ = ["DiscreteEstimate", "relative_frequencies"]
 
+
 @dataclass(frozen=True)
 class DiscreteEstimate:
     """Relative frequencies of two samples on the union of observed outcomes.
@@ -68,7 +69,7 @@ def _encode_rows(a: np.ndarray, b: np.ndarray):
             if hi - lo < 50_000_000 and -(2**63) <= lo and hi < 2**63:
                 return a.astype(np.int64) - lo, b.astype(np.int64) - lo, lambda codes: codes + lo
         values, inverse = np.unique(both, return_inverse=True)
-        return inverse[: a.size], inverse[a.size:], lambda codes: values[codes]
+        return inverse[: a.size], inverse[a.size :], lambda codes: values[codes]
     # Rows: mixed-radix code of per-column compact values when it fits in int64.
     if np.issubdtype(a.dtype, np.integer) and np.issubdtype(b.dtype, np.integer):
         # Spans in Python integers: int64 arithmetic would wrap for huge or uint64 values.
@@ -94,11 +95,11 @@ def _encode_rows(a: np.ndarray, b: np.ndarray):
             if int(np.prod(spans, dtype=object)) <= _DIRECT_CODES:
                 return codes_p, codes_q, decode
             values, inverse = np.unique(np.concatenate([codes_p, codes_q]), return_inverse=True)
-            return inverse[: a.shape[0]], inverse[a.shape[0]:], lambda idx: decode(values[idx])
+            return inverse[: a.shape[0]], inverse[a.shape[0] :], lambda idx: decode(values[idx])
     both = np.concatenate([a, b], axis=0)
     values, inverse = np.unique(both, axis=0, return_inverse=True)
     inverse = inverse.ravel()
-    return inverse[: a.shape[0]], inverse[a.shape[0]:], lambda idx: values[idx]
+    return inverse[: a.shape[0]], inverse[a.shape[0] :], lambda idx: values[idx]
 
 
 def relative_frequencies(samples_p, samples_q) -> DiscreteEstimate:

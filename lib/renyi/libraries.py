@@ -43,8 +43,22 @@ ALPHA = 0.05
 SIZES = (10_000, 100_000)
 DETECTION_SIZES = (1_000, 3_000, 10_000, 30_000, 100_000)
 REPLICATES = 5
-FIELDS = ["config", "library", "miscalibrated", "n", "replicate", "order", "lower", "estimate", "std_error",
-          "claimed", "truth", "refuted", "seconds_sampling", "seconds_bound"]
+FIELDS = [
+    "config",
+    "library",
+    "miscalibrated",
+    "n",
+    "replicate",
+    "order",
+    "lower",
+    "estimate",
+    "std_error",
+    "claimed",
+    "truth",
+    "refuted",
+    "seconds_sampling",
+    "seconds_bound",
+]
 
 
 @dataclass(frozen=True)
@@ -68,10 +82,10 @@ class Config:
     name: str
     library: str
     description: str
-    sampler: Callable          # (value, n, seed or None) -> array of n outputs
-    claim: Callable            # order -> claimed epsilon(order)
+    sampler: Callable  # (value, n, seed or None) -> array of n outputs
+    claim: Callable  # order -> claimed epsilon(order)
     claim_basis: str
-    truth: Callable | None     # order -> exact D_order for the pair, or None
+    truth: Callable | None  # order -> exact D_order for the pair, or None
     discrete: bool = False
     miscalibrated: bool = False
 
@@ -87,17 +101,21 @@ def _discrete_laplace_renyi(scale, order, shift=1):
 
 def _dpl(mechanism_factory):
     """diffprivlib: one seeded mechanism object per sample, randomise() once per output."""
+
     def sample(value, n, seed):
         mech = mechanism_factory(seed)
         return np.array([mech.randomise(value) for _ in range(n)])
+
     return sample
 
 
 def _opendp(make):
     """OpenDP: one vector measurement of n copies (not seedable: the seed is ignored)."""
+
     def sample(value, n, seed):
         out = np.asarray(make()([value] * n))
         return out if out.dtype.kind in "iu" else out.astype(float)
+
     return sample
 
 
@@ -116,8 +134,7 @@ def _dpl_mean(value, n, seed):  # correct: diffprivlib clips to the declared bou
 
     rng = np.random.RandomState(seed)
     data = _mean_records(10.0 * value)
-    return np.array([dpl_tools.mean(data, epsilon=1.0, bounds=(0.0, 1.0), random_state=rng)
-                     for _ in range(n)])
+    return np.array([dpl_tools.mean(data, epsilon=1.0, bounds=(0.0, 1.0), random_state=rng) for _ in range(n)])
 
 
 def _unclipped_mean(value, n, seed):  # the bug: Laplace noise for bounds (0, 1), no clipping
@@ -139,35 +156,72 @@ def _configs() -> dict:
         "float_l2": (dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)),
     }
     gauss_sigma = dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0)._scale
-    configs = [*_diffprivlib_configs(dpl, gauss_sigma), *_opendp_configs(dp, domains),
-               *_miscalibrated_configs(dpl, dp, domains, gauss_sigma)]
+    configs = [
+        *_diffprivlib_configs(dpl, gauss_sigma),
+        *_opendp_configs(dp, domains),
+        *_miscalibrated_configs(dpl, dp, domains, gauss_sigma),
+    ]
     return {c.name: c for c in configs}
 
 
 def _diffprivlib_configs(dpl, gauss_sigma) -> list:
     analytic_sigma = dpl.GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1.0)._scale
     return [
-        Config("dpl-laplace", "diffprivlib", "Laplace(epsilon=1, sensitivity=1)",
-               _dpl(lambda s: dpl.Laplace(epsilon=1.0, sensitivity=1.0, random_state=s)),
-               claim_pure_dp(1.0), "pure 1-DP (documented)", lambda o: laplace_renyi(1, 0, 1.0, o)),
-        Config("dpl-gaussian", "diffprivlib", "Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1)",
-               _dpl(lambda s: dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0, random_state=s)),
-               claim_gaussian(gauss_sigma), f"RDP of its sigma = {gauss_sigma:.4g} (it claims (0.5, 1e-5)-DP)",
-               lambda o: gaussian_renyi(1, gauss_sigma, 0, gauss_sigma, o)),
-        Config("dpl-gaussian-analytic", "diffprivlib", "GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1)",
-               _dpl(lambda s: dpl.GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1.0, random_state=s)),
-               claim_gaussian(analytic_sigma),
-               f"RDP of its sigma = {analytic_sigma:.4g} (it claims (0.5, 1e-5)-DP)",
-               lambda o: gaussian_renyi(1, analytic_sigma, 0, analytic_sigma, o)),
-        Config("dpl-geometric", "diffprivlib", "Geometric(epsilon=1, sensitivity=1)",
-               _dpl(lambda s: dpl.Geometric(epsilon=1.0, sensitivity=1, random_state=s)),
-               claim_pure_dp(1.0), "pure 1-DP (documented)", lambda o: _discrete_laplace_renyi(1.0, o),
-               discrete=True),
-        Config("dpl-snapping", "diffprivlib", "Snapping(epsilon=1, sensitivity=1, bounds [-50, 50])",
-               _dpl(lambda s: dpl.Snapping(epsilon=1.0, sensitivity=1.0, lower=-50, upper=50, random_state=s)),
-               claim_pure_dp(1.0), "pure 1-DP (documented)", None),
-        Config("dpl-mean", "diffprivlib", "tools.mean(100 records, epsilon=1, bounds=(0, 1)), one record 10 vs 0",
-               _dpl_mean, claim_pure_dp(1.0), "pure 1-DP (documented)", None),
+        Config(
+            "dpl-laplace",
+            "diffprivlib",
+            "Laplace(epsilon=1, sensitivity=1)",
+            _dpl(lambda s: dpl.Laplace(epsilon=1.0, sensitivity=1.0, random_state=s)),
+            claim_pure_dp(1.0),
+            "pure 1-DP (documented)",
+            lambda o: laplace_renyi(1, 0, 1.0, o),
+        ),
+        Config(
+            "dpl-gaussian",
+            "diffprivlib",
+            "Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1)",
+            _dpl(lambda s: dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0, random_state=s)),
+            claim_gaussian(gauss_sigma),
+            f"RDP of its sigma = {gauss_sigma:.4g} (it claims (0.5, 1e-5)-DP)",
+            lambda o: gaussian_renyi(1, gauss_sigma, 0, gauss_sigma, o),
+        ),
+        Config(
+            "dpl-gaussian-analytic",
+            "diffprivlib",
+            "GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1)",
+            _dpl(lambda s: dpl.GaussianAnalytic(epsilon=0.5, delta=1e-5, sensitivity=1.0, random_state=s)),
+            claim_gaussian(analytic_sigma),
+            f"RDP of its sigma = {analytic_sigma:.4g} (it claims (0.5, 1e-5)-DP)",
+            lambda o: gaussian_renyi(1, analytic_sigma, 0, analytic_sigma, o),
+        ),
+        Config(
+            "dpl-geometric",
+            "diffprivlib",
+            "Geometric(epsilon=1, sensitivity=1)",
+            _dpl(lambda s: dpl.Geometric(epsilon=1.0, sensitivity=1, random_state=s)),
+            claim_pure_dp(1.0),
+            "pure 1-DP (documented)",
+            lambda o: _discrete_laplace_renyi(1.0, o),
+            discrete=True,
+        ),
+        Config(
+            "dpl-snapping",
+            "diffprivlib",
+            "Snapping(epsilon=1, sensitivity=1, bounds [-50, 50])",
+            _dpl(lambda s: dpl.Snapping(epsilon=1.0, sensitivity=1.0, lower=-50, upper=50, random_state=s)),
+            claim_pure_dp(1.0),
+            "pure 1-DP (documented)",
+            None,
+        ),
+        Config(
+            "dpl-mean",
+            "diffprivlib",
+            "tools.mean(100 records, epsilon=1, bounds=(0, 1)), one record 10 vs 0",
+            _dpl_mean,
+            claim_pure_dp(1.0),
+            "pure 1-DP (documented)",
+            None,
+        ),
     ]
 
 
@@ -178,16 +232,34 @@ def _opendp_configs(dp, domains) -> list:
     odp_int_eps = float((int_l1 >> dp.m.then_laplace(scale=1.0)).map(1))
     odp_gauss_rho = float((float_l2 >> dp.m.then_gaussian(scale=2.0)).map(1.0))
     return [
-        Config("odp-laplace-float", "opendp", "then_laplace(scale=1) on floats",
-               _opendp(lambda: float_l1 >> dp.m.then_laplace(scale=1.0)), claim_pure_dp(odp_laplace_eps),
-               f"pure {odp_laplace_eps:.6g}-DP (its privacy map)", lambda o: laplace_renyi(1, 0, 1.0, o)),
-        Config("odp-laplace-int", "opendp", "then_laplace(scale=1) on integers (discrete Laplace)",
-               _opendp(lambda: int_l1 >> dp.m.then_laplace(scale=1.0)), claim_pure_dp(odp_int_eps),
-               f"pure {odp_int_eps:.6g}-DP (its privacy map)", lambda o: _discrete_laplace_renyi(1.0, o),
-               discrete=True),
-        Config("odp-gaussian-float", "opendp", "then_gaussian(scale=2) on floats",
-               _opendp(lambda: float_l2 >> dp.m.then_gaussian(scale=2.0)), claim_zcdp(odp_gauss_rho),
-               f"{odp_gauss_rho:.6g}-zCDP (its privacy map)", lambda o: gaussian_renyi(1, 2.0, 0, 2.0, o)),
+        Config(
+            "odp-laplace-float",
+            "opendp",
+            "then_laplace(scale=1) on floats",
+            _opendp(lambda: float_l1 >> dp.m.then_laplace(scale=1.0)),
+            claim_pure_dp(odp_laplace_eps),
+            f"pure {odp_laplace_eps:.6g}-DP (its privacy map)",
+            lambda o: laplace_renyi(1, 0, 1.0, o),
+        ),
+        Config(
+            "odp-laplace-int",
+            "opendp",
+            "then_laplace(scale=1) on integers (discrete Laplace)",
+            _opendp(lambda: int_l1 >> dp.m.then_laplace(scale=1.0)),
+            claim_pure_dp(odp_int_eps),
+            f"pure {odp_int_eps:.6g}-DP (its privacy map)",
+            lambda o: _discrete_laplace_renyi(1.0, o),
+            discrete=True,
+        ),
+        Config(
+            "odp-gaussian-float",
+            "opendp",
+            "then_gaussian(scale=2) on floats",
+            _opendp(lambda: float_l2 >> dp.m.then_gaussian(scale=2.0)),
+            claim_zcdp(odp_gauss_rho),
+            f"{odp_gauss_rho:.6g}-zCDP (its privacy map)",
+            lambda o: gaussian_renyi(1, 2.0, 0, 2.0, o),
+        ),
     ]
 
 
@@ -195,18 +267,38 @@ def _miscalibrated_configs(dpl, dp, domains, gauss_sigma) -> list:
     """Realistic mis-calibrations of the same calls."""
     sigma_bug = 1.0 / (2.0 * math.sqrt(0.02))  # rho = 0.02 wants 1/sqrt(2 rho) = 5
     return [
-        Config("bug-sensitivity", "diffprivlib", "Gaussian(..., sensitivity=1) on a query of sensitivity 2",
-               lambda v, n, s: _dpl(lambda t: dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0,
-                                                           random_state=t))(2.0 * v, n, s),
-               claim_gaussian(gauss_sigma), "RDP of its sigma for sensitivity 1 (as passed)",
-               lambda o: gaussian_renyi(2, gauss_sigma, 0, gauss_sigma, o), miscalibrated=True),
-        Config("bug-sigma-formula", "opendp", "then_gaussian(scale=1/(2 sqrt(rho))) for rho = 0.02",
-               _opendp(lambda: domains["float_l2"] >> dp.m.then_gaussian(scale=sigma_bug)), claim_zcdp(0.02),
-               "0.02-zCDP (intended; sigma should be 1/sqrt(2 rho) = 5)",
-               lambda o: gaussian_renyi(1, sigma_bug, 0, sigma_bug, o), miscalibrated=True),
-        Config("bug-no-clipping", "diffprivlib", "Laplace noise for bounds (0, 1) on an unclipped mean",
-               _unclipped_mean, claim_pure_dp(1.0), "pure 1-DP (intended)",
-               lambda o: laplace_renyi(10.0 / M_RECORDS, 0, 1.0 / M_RECORDS, o), miscalibrated=True),
+        Config(
+            "bug-sensitivity",
+            "diffprivlib",
+            "Gaussian(..., sensitivity=1) on a query of sensitivity 2",
+            lambda v, n, s: _dpl(lambda t: dpl.Gaussian(epsilon=0.5, delta=1e-5, sensitivity=1.0, random_state=t))(
+                2.0 * v, n, s
+            ),
+            claim_gaussian(gauss_sigma),
+            "RDP of its sigma for sensitivity 1 (as passed)",
+            lambda o: gaussian_renyi(2, gauss_sigma, 0, gauss_sigma, o),
+            miscalibrated=True,
+        ),
+        Config(
+            "bug-sigma-formula",
+            "opendp",
+            "then_gaussian(scale=1/(2 sqrt(rho))) for rho = 0.02",
+            _opendp(lambda: domains["float_l2"] >> dp.m.then_gaussian(scale=sigma_bug)),
+            claim_zcdp(0.02),
+            "0.02-zCDP (intended; sigma should be 1/sqrt(2 rho) = 5)",
+            lambda o: gaussian_renyi(1, sigma_bug, 0, sigma_bug, o),
+            miscalibrated=True,
+        ),
+        Config(
+            "bug-no-clipping",
+            "diffprivlib",
+            "Laplace noise for bounds (0, 1) on an unclipped mean",
+            _unclipped_mean,
+            claim_pure_dp(1.0),
+            "pure 1-DP (intended)",
+            lambda o: laplace_renyi(10.0 / M_RECORDS, 0, 1.0 / M_RECORDS, o),
+            miscalibrated=True,
+        ),
     ]
 
 
@@ -246,19 +338,33 @@ def run_one(config: Config, n: int, seed_p: int, seed_q: int) -> list[dict]:
     list of dict
     """
     start = time.perf_counter()
-    one, zero = (1, 0) if config.discrete else (1.0, 0.0)   # integer mechanisms refuse floats
+    one, zero = (1, 0) if config.discrete else (1.0, 0.0)  # integer mechanisms refuse floats
     p = config.sampler(one, n, seed_p)
     q = config.sampler(zero, n, seed_q)
     sampled = time.perf_counter()
     from .audit import rdp_lower_bound
+
     bounds = rdp_lower_bound(p, q, list(ORDERS), alpha=ALPHA / len(ORDERS), discrete=config.discrete or None)
     result = verdict(bounds, config.claim, alpha=ALPHA)
     bounded = time.perf_counter()
-    return [{"config": config.name, "library": config.library, "miscalibrated": config.miscalibrated, "n": n,
-             "order": b.order, "lower": b.lower, "estimate": b.estimate, "std_error": b.std_error,
-             "claimed": config.claim(b.order), "truth": config.truth(b.order) if config.truth else math.nan,
-             "refuted": result.refuted, "seconds_sampling": sampled - start, "seconds_bound": bounded - sampled}
-            for b in bounds]
+    return [
+        {
+            "config": config.name,
+            "library": config.library,
+            "miscalibrated": config.miscalibrated,
+            "n": n,
+            "order": b.order,
+            "lower": b.lower,
+            "estimate": b.estimate,
+            "std_error": b.std_error,
+            "claimed": config.claim(b.order),
+            "truth": config.truth(b.order) if config.truth else math.nan,
+            "refuted": result.refuted,
+            "seconds_sampling": sampled - start,
+            "seconds_bound": bounded - sampled,
+        }
+        for b in bounds
+    ]
 
 
 def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=True) -> Path:
@@ -299,18 +405,34 @@ def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=T
     manifest_path = Path(out) / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
     from importlib.metadata import version
+
     manifest["files"]["part1/libraries.csv"] = {
-        "bytes": path.stat().st_size, "sha256": file_sha256(path), "rows": len(rows),
-        "command": "python -m renyi.libraries --out data", "git_commit": git_output("rev-parse", "HEAD"),
-        "lib_dirty": bool(git_output("status", "--porcelain", "lib")), "root_seed": ROOT_SEED,
+        "bytes": path.stat().st_size,
+        "sha256": file_sha256(path),
+        "rows": len(rows),
+        "command": "python -m renyi.libraries --out data",
+        "git_commit": git_output("rev-parse", "HEAD"),
+        "lib_dirty": bool(git_output("status", "--porcelain", "lib")),
+        "root_seed": ROOT_SEED,
         "spawn_scheme": "SeedSequence(root_seed, spawn_key=(config, n, replicate)).generate_state(1) -> seed s; "
-                        "diffprivlib random_state s (x) and s + 1 (x'); OpenDP is not seedable",
-        "parameters": {"orders": list(ORDERS), "alpha": ALPHA, "sizes": list(SIZES),
-                       "detection_sizes": list(DETECTION_SIZES), "replicates": replicates,
-                       "configs": {c.name: {"library": c.library, "call": c.description, "claim": c.claim_basis}
-                                   for c in configs().values()}},
-        "versions": {**versions(), "diffprivlib": version("diffprivlib"), "opendp": version("opendp"),
-                     "scikit-learn": version("scikit-learn")},
+        "diffprivlib random_state s (x) and s + 1 (x'); OpenDP is not seedable",
+        "parameters": {
+            "orders": list(ORDERS),
+            "alpha": ALPHA,
+            "sizes": list(SIZES),
+            "detection_sizes": list(DETECTION_SIZES),
+            "replicates": replicates,
+            "configs": {
+                c.name: {"library": c.library, "call": c.description, "claim": c.claim_basis}
+                for c in configs().values()
+            },
+        },
+        "versions": {
+            **versions(),
+            "diffprivlib": version("diffprivlib"),
+            "opendp": version("opendp"),
+            "scikit-learn": version("scikit-learn"),
+        },
     }
     manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return path
@@ -340,8 +462,12 @@ def load(data: Path | None = None) -> list[dict]:
         rows = list(csv.DictReader(fh))
     out = []
     for row in rows:
-        out.append({k: (v if k in _TEXT else v == "True" if k in _BOOL else int(v) if k in _INT else float(v))
-                    for k, v in row.items()})
+        out.append(
+            {
+                k: (v if k in _TEXT else v == "True" if k in _BOOL else int(v) if k in _INT else float(v))
+                for k, v in row.items()
+            }
+        )
     return out
 
 
@@ -359,8 +485,9 @@ def main(argv=None) -> int:
     try:
         configs()
     except ImportError as exc:
-        print(f"renyi.libraries: error: {exc.name or exc} is not installed; pip install -e .[libraries]",
-              file=sys.stderr)
+        print(
+            f"renyi.libraries: error: {exc.name or exc} is not installed; pip install -e .[libraries]", file=sys.stderr
+        )
         return 1
     try:
         print(run(args.out, force=args.force, replicates=args.replicates))

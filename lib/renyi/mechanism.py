@@ -54,8 +54,10 @@ MAX_TARGET_ORDER = 10_000
 def _target_order(order) -> float:
     lam = as_rdp_order(order)
     if lam > MAX_TARGET_ORDER:
-        raise ValueError(f"order must be at most {MAX_TARGET_ORDER:,} for the exact targets "
-                         f"(their cost grows linearly with the order), got {lam:g}")
+        raise ValueError(
+            f"order must be at most {MAX_TARGET_ORDER:,} for the exact targets "
+            f"(their cost grows linearly with the order), got {lam:g}"
+        )
     return lam
 
 

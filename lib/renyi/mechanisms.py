@@ -29,14 +29,30 @@ from scipy import special, stats
 from ._docs import fill
 from ._validation import as_int, as_positive_scalar, as_probability
 from .divergence import gaussian_renyi, laplace_renyi, quadrature_renyi
+
 # The base class and the adjacent pair (renyi.mechanism) and randomized response
 # (renyi.randomized_response) are re-exported: the registry below is the public entry point.
-from .mechanism import (_CHUNK, ADJACENT_PAIR, MAX_TARGET_ORDER, Mechanism, _check_database,  # noqa: F401
-                        _check_n, _check_rng, _integer_order, _target_order)
+from .mechanism import (
+    _CHUNK,
+    ADJACENT_PAIR,
+    MAX_TARGET_ORDER,  # noqa: F401
+    Mechanism,
+    _check_database,
+    _check_n,
+    _check_rng,
+    _integer_order,
+    _target_order,
+)
 from .randomized_response import RandomizedResponse, ShuffledRandomizedResponse, shuffled_rr_rdp  # noqa: F401
 
-__all__ = ["MECHANISMS", "LaplaceMechanism", "GaussianMechanism", "SubsampledMechanism", "NoisyGradientDescent",
-           "subsampled_rdp"]
+__all__ = [
+    "MECHANISMS",
+    "LaplaceMechanism",
+    "GaussianMechanism",
+    "SubsampledMechanism",
+    "NoisyGradientDescent",
+    "subsampled_rdp",
+]
 
 #: The one parameter of the additive mechanisms.
 _SCALE = r"""
@@ -50,14 +66,15 @@ ADJACENT_PAIR[1].setflags(write=False)
 
 # ------------------------------------------------------------------ additive
 
+
 @dataclass(frozen=True)
 class _AdditiveMechanism(Mechanism):
     """Sum query plus i.i.d. noise of scale :math:`b`: the Laplace and Gaussian mechanisms."""
 
     scale: float = 5.0
     name: ClassVar[str] = ""
-    _noise: ClassVar[str] = ""        # the numpy Generator method that draws the noise
-    _law: ClassVar[object] = None     # the scipy.stats family of the output
+    _noise: ClassVar[str] = ""  # the numpy Generator method that draws the noise
+    _law: ClassVar[object] = None  # the scipy.stats family of the output
 
     def __post_init__(self):
         self._normalise(scale=as_positive_scalar(self.scale, "scale"))
@@ -117,6 +134,7 @@ class GaussianMechanism(_AdditiveMechanism):
 
 # --------------------------------------------------------------- subsampled
 
+
 def subsampled_rdp(base_rdp, gamma: float, order: int, *, as_printed: bool = False) -> float:
     r"""Poisson-subsampled RDP of Section IV (b), after Zhu and Wang (2019).
 
@@ -163,8 +181,12 @@ def subsampled_rdp(base_rdp, gamma: float, order: int, *, as_printed: bool = Fal
     j = np.arange(2, lam + 1)
     eps0 = np.full(j.size, base_rdp(lam)) if as_printed else np.array([base_rdp(int(k)) for k in j])
     log_comb = special.gammaln(lam + 1) - special.gammaln(j + 1) - special.gammaln(lam - j + 1)
-    log_terms = np.concatenate([[(lam - 1) * math.log1p(-gamma) + math.log(lam * gamma - gamma + 1)],
-                                log_comb + (lam - j) * math.log1p(-gamma) + j * math.log(gamma) + (j - 1) * eps0])
+    log_terms = np.concatenate(
+        [
+            [(lam - 1) * math.log1p(-gamma) + math.log(lam * gamma - gamma + 1)],
+            log_comb + (lam - j) * math.log1p(-gamma) + j * math.log(gamma) + (j - 1) * eps0,
+        ]
+    )
     return float(special.logsumexp(log_terms)) / (lam - 1)
 
 
@@ -214,29 +236,34 @@ class SubsampledMechanism(Mechanism):
             k = min(_CHUNK, n - start)
             total = (rng.random((k, nz.size)) < self.gamma) @ nz if nz.size else np.zeros(k)
             noise = rng.laplace(0, self.scale, k) if self.noise == "laplace" else rng.normal(0, self.scale, k)
-            out[start:start + k] = total + noise
+            out[start : start + k] = total + noise
         return out
 
     def target(self, order):
         lam = _target_order(order)
         if _integer_order(lam) is not None:
             return subsampled_rdp(self.base.target, self.gamma, int(lam))
-        return quadrature_renyi(self.logpdf(ADJACENT_PAIR[0]), self.logpdf(ADJACENT_PAIR[1]), lam,
-                                 kinks=(0.0, 1.0), span=80 * self.scale)
+        return quadrature_renyi(
+            self.logpdf(ADJACENT_PAIR[0]), self.logpdf(ADJACENT_PAIR[1]), lam, kinks=(0.0, 1.0), span=80 * self.scale
+        )
 
     def reverse_target(self, order):
         """:math:`D_\\lambda(q\\|p)`: the base noise against the subsampled mixture, by quadrature."""
         lam = _target_order(order)
-        return quadrature_renyi(self.logpdf(ADJACENT_PAIR[1]), self.logpdf(ADJACENT_PAIR[0]), lam,
-                                 kinks=(0.0, 1.0), span=80 * self.scale)
+        return quadrature_renyi(
+            self.logpdf(ADJACENT_PAIR[1]), self.logpdf(ADJACENT_PAIR[0]), lam, kinks=(0.0, 1.0), span=80 * self.scale
+        )
 
     def logpdf(self, database):
         x = _check_database(database)
         base = stats.laplace if self.noise == "laplace" else stats.norm
         nz = x[x != 0]
         # Law of the subsampled sum: a finite mixture over subsets of the non-zero records.
-        subsets = np.array(np.meshgrid(*[[0, 1]] * nz.size, indexing="ij")).reshape(nz.size, -1).T \
-            if nz.size else np.zeros((1, 0))
+        subsets = (
+            np.array(np.meshgrid(*[[0, 1]] * nz.size, indexing="ij")).reshape(nz.size, -1).T
+            if nz.size
+            else np.zeros((1, 0))
+        )
         if subsets.shape[0] > 4096:
             raise ValueError("logpdf enumerates subsets; use at most 12 non-zero records")
         shifts = subsets @ nz if nz.size else np.zeros(1)
@@ -248,6 +275,7 @@ class SubsampledMechanism(Mechanism):
             t_arr = np.atleast_1d(np.asarray(t, dtype=float))
             out = special.logsumexp(logw[:, None] + noise.logpdf(t_arr[None, :] - shifts[:, None]), axis=0)
             return out if np.ndim(t) else float(out[0])
+
         return logpdf
 
 
@@ -255,6 +283,7 @@ class SubsampledMechanism(Mechanism):
 
 
 # ------------------------------------------------------ noisy gradient descent
+
 
 @dataclass(frozen=True)
 class NoisyGradientDescent(Mechanism):
@@ -312,9 +341,9 @@ class NoisyGradientDescent(Mechanism):
             k = min(_CHUNK, n - start)
             theta = np.zeros(k)
             for _ in range(self.steps):
-                theta -= self.eta * (theta - xbar)           # gradient of the mean loss
+                theta -= self.eta * (theta - xbar)  # gradient of the mean loss
                 theta += noise_sd * rng.standard_normal(k)
-            out[start:start + k] = theta
+            out[start : start + k] = theta
         return out
 
     def output_law(self, database) -> tuple[float, float]:

@@ -18,6 +18,7 @@ from .mechanism import _CHUNK, Mechanism, _check_database, _check_n, _check_rng,
 
 __all__ = ["RandomizedResponse", "ShuffledRandomizedResponse", "shuffled_rr_rdp"]
 
+
 def _rr_keep_probability(eps0: float) -> float:
     return 1.0 / (1.0 + math.exp(-eps0))  # e^eps/(1+e^eps), overflow-free
 
@@ -58,7 +59,7 @@ class RandomizedResponse(Mechanism):
         for start in range(0, n, _CHUNK):
             k = min(_CHUNK, n - start)
             flip = rng.random((k, x.size)) >= keep
-            out[start:start + k] = np.bitwise_xor(x.astype(np.uint8)[None, :], flip)
+            out[start : start + k] = np.bitwise_xor(x.astype(np.uint8)[None, :], flip)
         return out
 
     def target(self, order):
@@ -161,8 +162,10 @@ class ShuffledRandomizedResponse(Mechanism):
         x = _check_database(database, binary=True)
         keep = _rr_keep_probability(self.eps0)
         ones = int(x.sum())
-        return np.convolve(stats.binom(ones, keep).pmf(np.arange(ones + 1)),
-                           stats.binom(x.size - ones, 1 - keep).pmf(np.arange(x.size - ones + 1)))
+        return np.convolve(
+            stats.binom(ones, keep).pmf(np.arange(ones + 1)),
+            stats.binom(x.size - ones, 1 - keep).pmf(np.arange(x.size - ones + 1)),
+        )
 
     def target(self, order):
         lam = _target_order(order)

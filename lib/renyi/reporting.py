@@ -168,8 +168,10 @@ class Table:
         widths = [max(len(r[j]) for r in [self.header, *self.rows]) for j in range(len(self.header))]
 
         def line(cells):
-            return "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
-                             for c, w, a in zip(cells, widths, self.align)).rstrip()
+            return "  ".join(
+                c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(cells, widths, self.align)
+            ).rstrip()
+
         return "\n".join(line(r) for r in [self.header, *self.rows])
 
     __repr__ = __str__

@@ -25,7 +25,7 @@ class UserError(Exception):
 
 _NPY_MAGIC = b"\x93NUMPY"
 _FLOAT_CHARS = frozenset(".eEnNiI")  # a decimal point, an exponent, nan or inf
-_MAX_INT_DIGITS = 18                 # every integer of up to 18 digits fits int64
+_MAX_INT_DIGITS = 18  # every integer of up to 18 digits fits int64
 
 
 def load_samples(path: str, name: str, *, decimal_comma: bool = False) -> np.ndarray:
@@ -65,8 +65,9 @@ def load_samples(path: str, name: str, *, decimal_comma: bool = False) -> np.nda
     if head == _NPY_MAGIC:
         return _load_npy(file, name)
     if file.suffix == ".npy":
-        raise UserError(f"{name}: {path} is not a .npy file (it has no NumPy header); if it holds text, "
-                        "give it a .txt or .csv name")
+        raise UserError(
+            f"{name}: {path} is not a .npy file (it has no NumPy header); if it holds text, give it a .txt or .csv name"
+        )
     try:
         text = file.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -81,8 +82,10 @@ def _load_npy(file: Path, name: str) -> np.ndarray:
     except ValueError as exc:
         text = str(exc).lower()
         if "pickle" in text or "python objects" in text or "object" in text:
-            raise UserError(f"{name}: {file} holds Python objects, which are refused for safety (no "
-                            "pickles); save a plain numeric array with numpy.save") from None
+            raise UserError(
+                f"{name}: {file} holds Python objects, which are refused for safety (no "
+                "pickles); save a plain numeric array with numpy.save"
+            ) from None
         raise UserError(f"{name}: cannot read {file} as .npy: {exc}") from None
     except OSError as exc:
         raise UserError(f"{name}: cannot read {file}: {exc}") from None
@@ -122,22 +125,26 @@ def _parse_text(text: str, source: str, *, decimal_comma: bool = False) -> np.nd
         text = text.replace(",", ".")
         head = [line.replace(",", ".") for line in head]
     elif "." not in text and _looks_decimal_comma(head):
-        raise UserError(f"{source}: the values look like decimal commas ('{head[0]}' would be read as two "
-                        "integer columns); convert them to decimal points, or pass --decimal-comma")
+        raise UserError(
+            f"{source}: the values look like decimal commas ('{head[0]}' would be read as two "
+            "integer columns); convert them to decimal points, or pass --decimal-comma"
+        )
     table = str.maketrans(",;", "  ")
     width = len(head[0].translate(table).split())
     flat = text.translate(table)
     del text
     is_float = any(ch in _FLOAT_CHARS for ch in flat)
     if not is_float and any(len(tok.lstrip("+-")) > _MAX_INT_DIGITS for tok in flat.split() if len(tok) > 18):
-        raise UserError(f"{source}: an integer has more than {_MAX_INT_DIGITS} digits and does not fit a "
-                        "64-bit integer; write such outcomes as smaller codes")
+        raise UserError(
+            f"{source}: an integer has more than {_MAX_INT_DIGITS} digits and does not fit a "
+            "64-bit integer; write such outcomes as smaller codes"
+        )
     try:
         arr = np.fromstring(flat, dtype=float if is_float else np.int64, sep=" ")
     except ValueError:
         arr = None
     body = flat.strip()
-    n_lines = body.count("\n") + 1                     # C speed; blank lines are the rare case
+    n_lines = body.count("\n") + 1  # C speed; blank lines are the rare case
     if re.search(r"\n[ \t\r\f\v]*\n", body):
         n_lines = sum(1 for _ in _content_lines(body))
     if arr is None or arr.size != n_lines * width:

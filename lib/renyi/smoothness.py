@@ -25,8 +25,7 @@ import numpy as np
 from ._docs import fill
 from ._validation import as_int, as_positive_scalar, as_real_array
 
-__all__ = ["l2_modulus", "laplace_derivative", "gaussian_derivative", "holder_exponent",
-           "laplace_modulus_closed_form"]
+__all__ = ["l2_modulus", "laplace_derivative", "gaussian_derivative", "holder_exponent", "laplace_modulus_closed_form"]
 
 #: The arguments of the closed-form density derivatives.
 _SCALE_ORDER = r"""
@@ -69,11 +68,11 @@ def l2_modulus(func, shifts, *, lo: float, hi: float, kinks=()) -> np.ndarray:
     u_all = as_real_array(shifts, "shifts", ndim=1)
     out = []
     for u in u_all:
-        cuts = np.unique(np.clip(np.concatenate([[lo, hi], np.asarray(kinks, float),
-                                                  np.asarray(kinks, float) - u]), lo, hi))
+        cuts = np.unique(
+            np.clip(np.concatenate([[lo, hi], np.asarray(kinks, float), np.asarray(kinks, float) - u]), lo, hi)
+        )
         f = lambda t: float((func(t + u) - func(t)) ** 2)
-        total = sum(integrate.quad(f, a, b, limit=200, epsabs=0, epsrel=1e-10)[0]
-                    for a, b in zip(cuts[:-1], cuts[1:]))
+        total = sum(integrate.quad(f, a, b, limit=200, epsabs=0, epsrel=1e-10)[0] for a, b in zip(cuts[:-1], cuts[1:]))
         out.append(math.sqrt(total))
     return np.array(out)
 
@@ -112,8 +111,12 @@ def gaussian_derivative(scale: float = 1.0, order: int = 1):
     coef = np.zeros(order + 1)
     coef[-1] = 1.0
     # d^k/dt^k phi(t/b)/b = (-1)^k He_k(t/b) phi(t/b) / b^{k+1}
-    return lambda t: ((-1) ** order * hermeval(t / b, coef) * np.exp(-0.5 * (t / b) ** 2)
-                      / (math.sqrt(2 * math.pi) * b ** (order + 1)))
+    return lambda t: (
+        (-1) ** order
+        * hermeval(t / b, coef)
+        * np.exp(-0.5 * (t / b) ** 2)
+        / (math.sqrt(2 * math.pi) * b ** (order + 1))
+    )
 
 
 def laplace_modulus_closed_form(shifts, scale: float = 1.0) -> np.ndarray:

@@ -48,7 +48,7 @@ def array_chunks(array, chunk: int = 10_000_000) -> Callable[[], Iterable[np.nda
     if arr.ndim != 1:
         raise ValueError(f"chunked audits take 1-D continuous outputs, got shape {arr.shape}")
     chunk = as_int(chunk, "chunk")
-    return lambda: (np.asarray(arr[i:i + chunk], dtype=float) for i in range(0, arr.shape[0], chunk))
+    return lambda: (np.asarray(arr[i : i + chunk], dtype=float) for i in range(0, arr.shape[0], chunk))
 
 
 def _source(value, name):
@@ -56,16 +56,18 @@ def _source(value, name):
         return value
     if isinstance(value, np.ndarray):
         return array_chunks(value)
-    raise TypeError(f"{name} must be a callable returning an iterable of 1-D chunks, or a 1-D array; "
-                    f"got {type(value).__name__}")
+    raise TypeError(
+        f"{name} must be a callable returning an iterable of 1-D chunks, or a 1-D array; got {type(value).__name__}"
+    )
 
 
 def _chunks(source, name):
     for i, chunk in enumerate(source()):
         arr = np.asarray(chunk)
         if arr.dtype.kind not in "biuf" or arr.ndim != 1:
-            raise ValueError(f"{name}: chunk {i} must be a 1-D array of real numbers, got {arr.dtype} "
-                             f"with shape {arr.shape}")
+            raise ValueError(
+                f"{name}: chunk {i} must be a 1-D array of real numbers, got {arr.dtype} with shape {arr.shape}"
+            )
         yield i, arr.astype(float, copy=False)
 
 
@@ -95,8 +97,9 @@ def _pass_scale(source, name, n):
     return robust_scale(np.concatenate(picked))
 
 
-def fit_densities_chunked(samples_p, samples_q, *, bandwidth=None, spacing: float = 8.0,
-                          pad: float = 8.0, max_points: int = 1 << 22) -> DensityFit:
+def fit_densities_chunked(
+    samples_p, samples_q, *, bandwidth=None, spacing: float = 8.0, pad: float = 8.0, max_points: int = 1 << 22
+) -> DensityFit:
     r"""The default KDE fit of two continuous samples read in chunks (three passes each).
 
     Parameters
@@ -140,20 +143,21 @@ def fit_densities_chunked(samples_p, samples_q, *, bandwidth=None, spacing: floa
     n_p, lo_p, hi_p = _pass_range(src_p, "samples_p")
     n_q, lo_q, hi_q = _pass_range(src_q, "samples_q")
     scale = 0.5 * (_pass_scale(src_p, "samples_p", n_p) + _pass_scale(src_q, "samples_q", n_q))
-    h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth,
-                                                                                              "bandwidth")
+    h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
     dx = h / as_positive_scalar(spacing, "spacing")
     lo = min(lo_p, lo_q) - pad * h
     hi = max(hi_p, hi_q) + pad * h
     size = int(math.ceil((hi - lo) / dx)) + 1
     if size > max_points:
-        raise ValueError(f"the KDE grid would need {size:,} points (data range {hi - lo:.4g} at bandwidth "
-                         f"{h:.4g}); pass a larger bandwidth, clip extreme outliers, or raise max_points")
+        raise ValueError(
+            f"the KDE grid would need {size:,} points (data range {hi - lo:.4g} at bandwidth "
+            f"{h:.4g}); pass a larger bandwidth, clip extreme outliers, or raise max_points"
+        )
     counts = np.zeros((2, size))
     for row, (src, name, n) in enumerate(((src_p, "samples_p", n_p), (src_q, "samples_q", n_q))):
         for _, arr in _chunks(src, name):
             for start in range(0, arr.size, _CHUNK * 16):
-                counts[row] += _linear_bin(arr[start:start + _CHUNK * 16], lo, dx, size)
+                counts[row] += _linear_bin(arr[start : start + _CHUNK * 16], lo, dx, size)
         counts[row] /= n
     p, q = _smooth_counts(counts, dx, h)
     return DensityFit(p, q, dx, n_p, n_q, False, size, float(h), float(scale))

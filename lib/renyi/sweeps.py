@@ -45,8 +45,7 @@ TUNING = {
 
 
 ORDERS = {
-    "mechanisms": ["gaussian", "laplace", "randomized_response", "gaussian_p_eq_q",
-                   "randomized_response_p_eq_q"],
+    "mechanisms": ["gaussian", "laplace", "randomized_response", "gaussian_p_eq_q", "randomized_response_p_eq_q"],
     "sizes": [100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000],
     "orders": [1.01, 1.5, 2.0, 5.0, 10.0, 20.0, 32.0, 64.0],
     "replicates": 100,
@@ -74,15 +73,73 @@ ALPHA = 0.05
 
 #: The columns of each sweep's CSV.
 FIELDS = {
-    "section4": ["mechanism", "n", "replicate", "order", "target", "estimate", "std_error", "bias", "lower",
-                 "reliable", "bound_order", "lower_eq16", "target_reverse", "lower_both", "direction_both",
-                 "lower_paper", "floor_paper", "bandwidth", "floor", "beta"],
-    "tuning": ["mechanism", "n", "replicate", "order", "target", "bandwidth_factor", "floor_factor", "beta_tau",
-               "bandwidth", "floor", "beta", "estimate", "std_error", "bias", "lower"],
-    "orders": ["mechanism", "n", "replicate", "order", "target", "estimate", "std_error", "bias", "lower",
-               "reliable", "bound_order", "direction", "lower_eq16"],
-    "floor_r": ["mechanism", "n", "replicate", "order", "target", "relative_error", "floor", "estimate",
-                "std_error", "bias", "lower"],
+    "section4": [
+        "mechanism",
+        "n",
+        "replicate",
+        "order",
+        "target",
+        "estimate",
+        "std_error",
+        "bias",
+        "lower",
+        "reliable",
+        "bound_order",
+        "lower_eq16",
+        "target_reverse",
+        "lower_both",
+        "direction_both",
+        "lower_paper",
+        "floor_paper",
+        "bandwidth",
+        "floor",
+        "beta",
+    ],
+    "tuning": [
+        "mechanism",
+        "n",
+        "replicate",
+        "order",
+        "target",
+        "bandwidth_factor",
+        "floor_factor",
+        "beta_tau",
+        "bandwidth",
+        "floor",
+        "beta",
+        "estimate",
+        "std_error",
+        "bias",
+        "lower",
+    ],
+    "orders": [
+        "mechanism",
+        "n",
+        "replicate",
+        "order",
+        "target",
+        "estimate",
+        "std_error",
+        "bias",
+        "lower",
+        "reliable",
+        "bound_order",
+        "direction",
+        "lower_eq16",
+    ],
+    "floor_r": [
+        "mechanism",
+        "n",
+        "replicate",
+        "order",
+        "target",
+        "relative_error",
+        "floor",
+        "estimate",
+        "std_error",
+        "bias",
+        "lower",
+    ],
 }
 
 
@@ -111,8 +168,12 @@ class Task:
     def key(self) -> tuple[int, int, int, int]:
         """spawn_key of the task's stream: (sweep, case, size, block) indices."""
         spec = SWEEPS[self.sweep]
-        return (list(SWEEPS).index(self.sweep), spec["mechanisms"].index(self.mechanism),
-                spec["sizes"].index(self.n), self.block)
+        return (
+            list(SWEEPS).index(self.sweep),
+            spec["mechanisms"].index(self.mechanism),
+            spec["sizes"].index(self.n),
+            self.block,
+        )
 
     @property
     def name(self) -> str:
@@ -212,15 +273,40 @@ def _section4_rows(base, mech, fit: DensityFit, orders):
         lower_paper = None
         if tau_paper is not None:
             est, se, _, lower_paper = bound_from_densities(
-                fit.p, fit.q, fb.order, floor=tau_paper, beta=1.0 / tau_paper, dx=fit.dx,
-                n_p=fit.n_p, n_q=fit.n_q, bandwidth=fit.bandwidth, alpha=ALPHA, bias_correction=False)
-        rows.append(base | {
-            "order": fb.order, "target": mech.target(fb.order), "estimate": fb.estimate,
-            "std_error": fb.std_error, "bias": fb.bias, "lower": fb.lower, "reliable": int(fb.reliable),
-            "bound_order": fb.bound_order, "lower_eq16": _eq16(fb),
-            "target_reverse": mech.reverse_target(fb.order), "lower_both": bb.lower,
-            "direction_both": bb.direction, "lower_paper": lower_paper, "floor_paper": tau_paper,
-            "bandwidth": fb.bandwidth, "floor": fb.floor, "beta": fb.beta})
+                fit.p,
+                fit.q,
+                fb.order,
+                floor=tau_paper,
+                beta=1.0 / tau_paper,
+                dx=fit.dx,
+                n_p=fit.n_p,
+                n_q=fit.n_q,
+                bandwidth=fit.bandwidth,
+                alpha=ALPHA,
+                bias_correction=False,
+            )
+        rows.append(
+            base
+            | {
+                "order": fb.order,
+                "target": mech.target(fb.order),
+                "estimate": fb.estimate,
+                "std_error": fb.std_error,
+                "bias": fb.bias,
+                "lower": fb.lower,
+                "reliable": int(fb.reliable),
+                "bound_order": fb.bound_order,
+                "lower_eq16": _eq16(fb),
+                "target_reverse": mech.reverse_target(fb.order),
+                "lower_both": bb.lower,
+                "direction_both": bb.direction,
+                "lower_paper": lower_paper,
+                "floor_paper": tau_paper,
+                "bandwidth": fb.bandwidth,
+                "floor": fb.floor,
+                "beta": fb.beta,
+            }
+        )
     return rows
 
 
@@ -228,11 +314,21 @@ def _orders_rows(base, target, fit: DensityFit, orders):
     rows = []
     for bound in bounds_from_fit(fit, orders):
         forward = next(d for d in bound.directions if d.direction == "P||Q")
-        rows.append(base | {
-            "order": bound.order, "target": target(bound.order), "estimate": bound.estimate,
-            "std_error": bound.std_error, "bias": bound.bias, "lower": bound.lower,
-            "reliable": int(bound.reliable), "bound_order": bound.bound_order, "direction": bound.direction,
-            "lower_eq16": forward.estimate + stats.norm.ppf(ALPHA) * forward.std_error})
+        rows.append(
+            base
+            | {
+                "order": bound.order,
+                "target": target(bound.order),
+                "estimate": bound.estimate,
+                "std_error": bound.std_error,
+                "bias": bound.bias,
+                "lower": bound.lower,
+                "reliable": int(bound.reliable),
+                "bound_order": bound.bound_order,
+                "direction": bound.direction,
+                "lower_eq16": forward.estimate + stats.norm.ppf(ALPHA) * forward.std_error,
+            }
+        )
     return rows
 
 
@@ -241,10 +337,19 @@ def _floor_r_rows(base, mech, fit: DensityFit, spec):
     for r in spec["relative_errors"]:
         tau = default_floor(min(fit.n_p, fit.n_q), relative_error=r)
         for bound in bounds_from_fit(fit, spec["orders"], floor=tau, direction="forward"):
-            rows.append(base | {
-                "order": bound.order, "target": mech.target(bound.order), "relative_error": r,
-                "floor": tau, "estimate": bound.estimate, "std_error": bound.std_error, "bias": bound.bias,
-                "lower": bound.lower})
+            rows.append(
+                base
+                | {
+                    "order": bound.order,
+                    "target": mech.target(bound.order),
+                    "relative_error": r,
+                    "floor": tau,
+                    "estimate": bound.estimate,
+                    "std_error": bound.std_error,
+                    "bias": bound.bias,
+                    "lower": bound.lower,
+                }
+            )
     return rows
 
 
@@ -264,11 +369,25 @@ def _tuning_rows(task, mech, a, b, rep, spec):
         tau = tau0 * tf
         beta = bt / tau
         for bound in bounds_from_fit(fit, spec["orders"], floor=tau, beta=beta, direction="forward"):
-            rows.append({"mechanism": task.mechanism, "n": task.n, "replicate": rep, "order": bound.order,
-                         "target": mech.target(bound.order), "bandwidth_factor": hf, "floor_factor": tf,
-                         "beta_tau": bt, "bandwidth": h, "floor": tau, "beta": beta,
-                         "estimate": bound.estimate, "std_error": bound.std_error, "bias": bound.bias,
-                         "lower": bound.lower})
+            rows.append(
+                {
+                    "mechanism": task.mechanism,
+                    "n": task.n,
+                    "replicate": rep,
+                    "order": bound.order,
+                    "target": mech.target(bound.order),
+                    "bandwidth_factor": hf,
+                    "floor_factor": tf,
+                    "beta_tau": bt,
+                    "bandwidth": h,
+                    "floor": tau,
+                    "beta": beta,
+                    "estimate": bound.estimate,
+                    "std_error": bound.std_error,
+                    "bias": bound.bias,
+                    "lower": bound.lower,
+                }
+            )
     return rows
 
 
@@ -307,10 +426,17 @@ def summarize(rows, by=("mechanism", "n", "order"), *, column="lower", target="t
         entry = dict(zip(by, key))
         covered = int(np.sum(values <= truth))
         ci = stats.binomtest(covered, len(g)).proportion_ci(0.95, method="exact")
-        entry.update(replicates=len(g), target=float(truth[0]), mean=float(values.mean()),
-                     q05=float(np.quantile(values, 0.05)), q95=float(np.quantile(values, 0.95)),
-                     mean_ratio=float(values.mean() / truth[0]) if truth[0] != 0 else float("nan"),
-                     coverage=covered / len(g), coverage_low=float(ci.low), coverage_high=float(ci.high),
-                     positive=float(np.mean(values > 0)))
+        entry.update(
+            replicates=len(g),
+            target=float(truth[0]),
+            mean=float(values.mean()),
+            q05=float(np.quantile(values, 0.05)),
+            q95=float(np.quantile(values, 0.95)),
+            mean_ratio=float(values.mean() / truth[0]) if truth[0] != 0 else float("nan"),
+            coverage=covered / len(g),
+            coverage_low=float(ci.low),
+            coverage_high=float(ci.high),
+            positive=float(np.mean(values > 0)),
+        )
         out.append(entry)
     return out

@@ -89,13 +89,17 @@ class Verdict:
     def __str__(self) -> str:
         if self.refuted:
             worst = max(self.refuting, key=lambda row: row.margin)
-            return (f"claim REFUTED at family-wise level {self.alpha:g}: at order {worst.order:g} ({worst.direction}) "
-                    f"the lower bound {worst.lower:.6g} exceeds the claimed {worst.claimed:.6g} "
-                    f"by {worst.margin:.2f} standard errors")
+            return (
+                f"claim REFUTED at family-wise level {self.alpha:g}: at order {worst.order:g} ({worst.direction}) "
+                f"the lower bound {worst.lower:.6g} exceeds the claimed {worst.claimed:.6g} "
+                f"by {worst.margin:.2f} standard errors"
+            )
         closest = max(self.rows, key=lambda row: row.margin)
-        return (f"claim not refuted at family-wise level {self.alpha:g} ({len(self.rows)} tests); closest: order "
-                f"{closest.order:g} ({closest.direction}), lower bound {closest.lower:.6g} vs claimed "
-                f"{closest.claimed:.6g} ({closest.margin:+.2f} standard errors)")
+        return (
+            f"claim not refuted at family-wise level {self.alpha:g} ({len(self.rows)} tests); closest: order "
+            f"{closest.order:g} ({closest.direction}), lower bound {closest.lower:.6g} vs claimed "
+            f"{closest.claimed:.6g} ({closest.margin:+.2f} standard errors)"
+        )
 
 
 def _claimed_values(claimed, orders):
@@ -104,8 +108,10 @@ def _claimed_values(claimed, orders):
     else:
         values = list(np.atleast_1d(np.asarray(claimed, dtype=object)).ravel())
         if len(values) == 1 and len(orders) > 1:
-            raise ValueError(f"claimed has 1 value but {len(orders)} orders were audited; give one per order "
-                             "or a callable order -> epsilon")
+            raise ValueError(
+                f"claimed has 1 value but {len(orders)} orders were audited; give one per order "
+                "or a callable order -> epsilon"
+            )
         if len(values) != len(orders):
             raise ValueError(f"claimed has {len(values)} values but {len(orders)} orders were audited")
     out = []
@@ -169,8 +175,10 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
     alpha = as_probability(alpha, "alpha")
     bounds = [bounds] if isinstance(bounds, LowerBound) else list(bounds)
     if not bounds or not all(isinstance(b, LowerBound) for b in bounds):
-        raise TypeError("bounds must be a LowerBound or a non-empty sequence of LowerBound "
-                        "(from renyi.audit.rdp_lower_bound or audit)")
+        raise TypeError(
+            "bounds must be a LowerBound or a non-empty sequence of LowerBound "
+            "(from renyi.audit.rdp_lower_bound or audit)"
+        )
     orders = [b.order for b in bounds]
     values = _claimed_values(claimed, orders)
     rows = []
@@ -179,15 +187,26 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
             level = one.level or one.alpha
             excess = one.lower - value
             margin = excess / one.std_error if one.std_error > 0 else math.copysign(math.inf, excess)
-            rows.append(VerdictRow(order=bound.order, direction=one.direction, claimed=value, lower=one.lower,
-                                   level=level, margin=float(margin), refutes=one.lower > value))
+            rows.append(
+                VerdictRow(
+                    order=bound.order,
+                    direction=one.direction,
+                    claimed=value,
+                    lower=one.lower,
+                    level=level,
+                    margin=float(margin),
+                    refutes=one.lower > value,
+                )
+            )
     spent = sum(row.level for row in rows)
     if spent > alpha * (1 + _LEVEL_SLACK):
         per_order = alpha / len(bounds)
-        raise ValueError(f"these {len(bounds)} bounds spend a total error level of {spent:.4g}, more than "
-                         f"alpha = {alpha:g}, so a refutation would not be family-wise at {alpha:g}; compute "
-                         f"them with alpha={per_order:.4g} (alpha / number of orders) or use "
-                         "renyi.verdict.test_claim")
+        raise ValueError(
+            f"these {len(bounds)} bounds spend a total error level of {spent:.4g}, more than "
+            f"alpha = {alpha:g}, so a refutation would not be family-wise at {alpha:g}; compute "
+            f"them with alpha={per_order:.4g} (alpha / number of orders) or use "
+            "renyi.verdict.test_claim"
+        )
     return Verdict(refuted=any(row.refutes for row in rows), alpha=alpha, spent=spent, rows=tuple(rows))
 
 

@@ -39,20 +39,49 @@ chapters):
 * the common scale :math:`t_\epsilon` of Lemma 3.
 """
 
-from .certificate import (Certificate, certificate, corollary1_value, epsilon_max, renyi_budget_max,
-                          renyi_certificate, taylor_constants, taylor_remainder)
-from .channels import (LiftMechanism, channel_from_posteriors, chi2_information, mutual_information,
-                       posteriors_from_channel)
-from .mechanisms import (analytic_mechanism, asymmetric_mechanism, directional_mechanism,
-                         null_space_mechanism)
+from .certificate import (
+    Certificate,
+    certificate,
+    corollary1_value,
+    epsilon_max,
+    renyi_budget_max,
+    renyi_certificate,
+    taylor_constants,
+    taylor_remainder,
+)
+from .channels import (
+    LiftMechanism,
+    channel_from_posteriors,
+    chi2_information,
+    mutual_information,
+    posteriors_from_channel,
+)
+from .mechanisms import analytic_mechanism, asymmetric_mechanism, directional_mechanism, null_space_mechanism
 from .model import GeneralLeakageModel, LeakageModel
 from .examples import EXAMPLES
 from .optimum import CertifiedOptimum, global_optimum
 
 __all__ = [
-    "LeakageModel", "GeneralLeakageModel", "Certificate", "LiftMechanism", "CertifiedOptimum",
-    "taylor_constants", "taylor_remainder", "certificate", "epsilon_max", "renyi_budget_max", "renyi_certificate",
-    "analytic_mechanism", "directional_mechanism", "asymmetric_mechanism", "global_optimum",
-    "null_space_mechanism", "chi2_information", "channel_from_posteriors", "posteriors_from_channel",
-    "corollary1_value", "mutual_information", "EXAMPLES",
+    "LeakageModel",
+    "GeneralLeakageModel",
+    "Certificate",
+    "LiftMechanism",
+    "CertifiedOptimum",
+    "taylor_constants",
+    "taylor_remainder",
+    "certificate",
+    "epsilon_max",
+    "renyi_budget_max",
+    "renyi_certificate",
+    "analytic_mechanism",
+    "directional_mechanism",
+    "asymmetric_mechanism",
+    "global_optimum",
+    "null_space_mechanism",
+    "chi2_information",
+    "channel_from_posteriors",
+    "posteriors_from_channel",
+    "corollary1_value",
+    "mutual_information",
+    "EXAMPLES",
 ]

@@ -23,6 +23,7 @@ SINGULAR_DIRECTION_NORM = 1e-12
 
 __all__: list[str] = []
 
+
 def _pull_inside(geo, q):
     """Project points onto the feasible set along rays from P_Y (exactly feasible end points)."""
     c = geo.B_pinv @ (q - geo.p[:, None])
@@ -82,9 +83,15 @@ def _polish_mechanism(geo, q, w, max_iter):
         constraints.append({"type": "ineq", "fun": privacy, "jac": privacy_jac})
     else:
         constraints.append({"type": "eq", "fun": lambda x: (A @ unpack(x)[0] - p_x[:, None]).ravel()})
-    res = optimize.minimize(objective, np.concatenate([q.ravel(), w]), jac=True, method="SLSQP",
-                            bounds=[(0.0, 1.0)] * (split + n_u), constraints=constraints,
-                            options={"maxiter": max_iter, "ftol": SLSQP_FTOL})
+    res = optimize.minimize(
+        objective,
+        np.concatenate([q.ravel(), w]),
+        jac=True,
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * (split + n_u),
+        constraints=constraints,
+        options={"maxiter": max_iter, "ftol": SLSQP_FTOL},
+    )
     return unpack(res.x)[0]
 
 
@@ -109,9 +116,18 @@ def _price_locally(geo, mu, starts, max_iter):
         constraints.append({"type": "ineq", "fun": privacy, "jac": privacy_jac})
     else:
         constraints.append({"type": "eq", "fun": lambda q: A @ q - p_x, "jac": lambda q: A})
-    found = [optimize.minimize(objective, q0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * p.size,
-                               constraints=constraints, options={"maxiter": max_iter, "ftol": SLSQP_FTOL_POSTERIOR}).x
-             for q0 in starts.T]
+    found = [
+        optimize.minimize(
+            objective,
+            q0,
+            jac=True,
+            method="SLSQP",
+            bounds=[(0.0, 1.0)] * p.size,
+            constraints=constraints,
+            options={"maxiter": max_iter, "ftol": SLSQP_FTOL_POSTERIOR},
+        ).x
+        for q0 in starts.T
+    ]
     return np.array(found).T if found else np.zeros((p.size, 0))
 
 

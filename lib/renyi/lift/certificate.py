@@ -26,8 +26,17 @@ RHO_BELOW_ONE = 1e-15
 #: A budget passed as the printed limit (rounded) is accepted this far, relatively, above it.
 BUDGET_RTOL = 1e-12
 
-__all__ = ["Certificate", "taylor_constants", "taylor_remainder", "certificate", "epsilon_max", "renyi_budget_max",
-           "renyi_certificate", "corollary1_value"]
+__all__ = [
+    "Certificate",
+    "taylor_constants",
+    "taylor_remainder",
+    "certificate",
+    "epsilon_max",
+    "renyi_budget_max",
+    "renyi_certificate",
+    "corollary1_value",
+]
+
 
 def taylor_constants(order, rho):
     r""":math:`(A_\alpha, M_{\alpha,\rho}, K_{\alpha,\rho})` of Lemma 1.
@@ -122,7 +131,8 @@ def taylor_remainder(h, p_x, order) -> np.ndarray:
     .. math::
 
         R_u=\sum_xP_X(x)\big[(1+h_u(x))^\alpha-1-\alpha h_u(x)-A_\alpha h_u(x)^2\big],
-        \qquad h_u(x)=\frac{P_{X|U}(x|u)}{P_X(x)}-1,
+
+        h_u(x)=\frac{P_{X|U}(x|u)}{P_X(x)}-1,
 
     so that :math:`(\mathcal L^\alpha(X\to u))^\alpha=1+A_\alpha r_u^2+R_u` when
     :math:`\sum_xP_Xh_u=0`.  Lemma 1 bounds it by :math:`K_{\alpha,\rho}\rho r_u^2`
@@ -238,10 +248,26 @@ def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
     r_plus = math.sqrt(b / denom) if denom > 0 else math.inf
     g_minus = K * delta0 / (a_alpha * (a_alpha + K * delta0))
     g_plus = K * delta_bar / (a_alpha * denom) if denom > 0 else math.inf
-    return Certificate(eps=eps, order=alpha, b=b, r0=r0, delta0=delta0, delta_bar=delta_bar, rho=rho_used, K=K,
-                       r_minus=r_minus, r_plus=r_plus, V_minus=r_minus**2 * s2, V0=r0**2 * s2,
-                       V_plus=r_plus**2 * s2, G_minus=g_minus, G_plus=g_plus, E=b * s2 * (g_minus + g_plus),
-                       admissible=not failing, failing=tuple(failing))
+    return Certificate(
+        eps=eps,
+        order=alpha,
+        b=b,
+        r0=r0,
+        delta0=delta0,
+        delta_bar=delta_bar,
+        rho=rho_used,
+        K=K,
+        r_minus=r_minus,
+        r_plus=r_plus,
+        V_minus=r_minus**2 * s2,
+        V0=r0**2 * s2,
+        V_plus=r_plus**2 * s2,
+        G_minus=g_minus,
+        G_plus=g_plus,
+        E=b * s2 * (g_minus + g_plus),
+        admissible=not failing,
+        failing=tuple(failing),
+    )
 
 
 def epsilon_max(model: LeakageModel, order) -> float:
@@ -294,7 +320,7 @@ def renyi_budget_max(model: LeakageModel, order) -> float:
     float
         :math:`\eta^{\rm R}_{\max}`.
     """
-    order = _check_alpha(order)   # the paper's beta; in code beta is only the softmax sharpness
+    order = _check_alpha(order)  # the paper's beta; in code beta is only the softmax sharpness
     return order / (order - 1) * epsilon_max(model, order)
 
 
@@ -317,7 +343,7 @@ def renyi_certificate(model: LeakageModel, eta, order) -> Certificate:
     -------
     Certificate
     """
-    order = _check_alpha(order)   # the paper's beta
+    order = _check_alpha(order)  # the paper's beta
     eta = _check_eps(eta)
     return certificate(model, (order - 1) * eta / order, order)
 

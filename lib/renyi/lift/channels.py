@@ -25,8 +25,13 @@ PMF_TOL = 1e-9
 #: The posteriors of a built mechanism are re-checked as pmfs within this.
 PMF_TOL_RECHECK = 1e-8
 
-__all__ = ["LiftMechanism", "chi2_information", "mutual_information", "channel_from_posteriors",
-           "posteriors_from_channel"]
+__all__ = [
+    "LiftMechanism",
+    "chi2_information",
+    "mutual_information",
+    "channel_from_posteriors",
+    "posteriors_from_channel",
+]
 
 #: The Parameters and Returns of the information measures of a channel and its prior.
 _CHANNEL_PRIOR = r"""
@@ -41,6 +46,7 @@ Returns
 -------
 float
 """
+
 
 @dataclass(frozen=True)
 class LiftMechanism:
@@ -160,6 +166,14 @@ def _build(model, p_u, q, eps, alpha) -> LiftMechanism:
     p_x_given_u = model.A @ q2
     lifts = alpha_lift(p_x_given_u / p_x_given_u.sum(axis=0), model.p_x, alpha, tol=PMF_TOL_RECHECK)
     lifts = np.atleast_1d(lifts)
-    return LiftMechanism(p_u=p_u2, p_u_given_y=channel, p_y_given_u=q2, p_x_given_u=p_x_given_u,
-                         utility=chi2_information(channel, model.p_y), lifts=lifts, eps=eps, order=alpha,
-                         feasible=bool(np.all(lifts <= math.exp(eps) * (1 + FEASIBILITY_RTOL))))
+    return LiftMechanism(
+        p_u=p_u2,
+        p_u_given_y=channel,
+        p_y_given_u=q2,
+        p_x_given_u=p_x_given_u,
+        utility=chi2_information(channel, model.p_y),
+        lifts=lifts,
+        eps=eps,
+        order=alpha,
+        feasible=bool(np.all(lifts <= math.exp(eps) * (1 + FEASIBILITY_RTOL))),
+    )

@@ -67,8 +67,9 @@ class _Geometry:
             return (*out, np.ones(cap.size, dtype=bool)) if with_kind else out
         slope = (self.A @ d) / self.p_x[:, None]
         on_facet = self._phi(cap, slope) <= self.level
-        lo = bisect_feasible(lambda t: self._phi(t, slope) <= self.level, np.zeros_like(cap), cap,
-                             rtol=0.0, steps=RADIAL_BISECTIONS)
+        lo = bisect_feasible(
+            lambda t: self._phi(t, slope) <= self.level, np.zeros_like(cap), cap, rtol=0.0, steps=RADIAL_BISECTIONS
+        )
         t = np.where(on_facet, cap, lo)
         q = self.p[:, None] + t * d
         # Tangent plane of the convex Phi at a feasible point, shifted by its slack.
@@ -124,16 +125,17 @@ class _ConeTree:
         """
         geo = self.geo
         n_cones, k_r = cones.shape
-        rr = self.r[:, cones]                                                  # (k, C, k)
+        rr = self.r[:, cones]  # (k, C, k)
         # A tangent plane at the cone's centre is four times closer to Q than one at a corner.
         centre = rr.sum(axis=2)
         _, _, centre_a, centre_b, centre_facet = geo.rays(centre / np.linalg.norm(centre, axis=0), with_kind=True)
         facets_a = np.repeat(-geo.B.T[:, None, :], n_cones, axis=1)
-        cut_a = np.concatenate([self.a[:, cones], centre_a[:, :, None], facets_a], axis=2)   # (k, C, J)
-        cut_b = np.concatenate([self.b[cones], centre_b[:, None],
-                                np.broadcast_to(geo.p, (n_cones, geo.p.size))], axis=1)
+        cut_a = np.concatenate([self.a[:, cones], centre_a[:, :, None], facets_a], axis=2)  # (k, C, J)
+        cut_b = np.concatenate(
+            [self.b[cones], centre_b[:, None], np.broadcast_to(geo.p, (n_cones, geo.p.size))], axis=1
+        )
         tangent_kind = np.concatenate([self.on_facet[cones], centre_facet[:, None]], axis=1)
-        dots = np.einsum("kcj,kci->cji", cut_a, rr)                            # (C, J, k)
+        dots = np.einsum("kcj,kci->cji", cut_a, rr)  # (C, J, k)
         with np.errstate(divide="ignore", invalid="ignore"):
             lam = np.where(dots > PARALLEL, cut_b[:, :, None] / dots, np.inf)
         overshoot = np.max(lam / np.maximum(self.t[cones][:, None, :], TINY), axis=2)
@@ -141,9 +143,9 @@ class _ConeTree:
         single = np.take_along_axis(lam, best[:, :, None], axis=1)
         # The pair: best tangent cut of the cone's own rays, best facet.
         rows = np.arange(n_cones)
-        tangent = np.argmin(np.where(tangent_kind, np.inf, overshoot[:, :k_r + 1]), axis=1)
-        facet = k_r + 1 + np.argmin(overshoot[:, k_r + 1:], axis=1)
-        d1, d2 = dots[rows, tangent], dots[rows, facet]                        # (C, k)
+        tangent = np.argmin(np.where(tangent_kind, np.inf, overshoot[:, : k_r + 1]), axis=1)
+        facet = k_r + 1 + np.argmin(overshoot[:, k_r + 1 :], axis=1)
+        d1, d2 = dots[rows, tangent], dots[rows, facet]  # (C, k)
         b1, b2 = cut_b[rows, tangent][:, None], cut_b[rows, facet][:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             one = np.minimum(np.where(d1 > PARALLEL, b1 / d1, np.inf), np.where(d2 > PARALLEL, b2 / d2, np.inf))
@@ -157,8 +159,12 @@ class _ConeTree:
         s = self.s[cones]
         cross = np.einsum("kcp,kl,lcp->cp", rr[:, :, i], geo.metric, rr[:, :, j])
         two_quad = li**2 * s[:, i] + 2 * li * lj * cross + lj**2 * s[:, j]
-        return (*_finite_parts(single, single**2 * s[:, None, :]), *_finite_parts(one, one**2 * s),
-                np.stack([li, lj], axis=-1), two_quad)
+        return (
+            *_finite_parts(single, single**2 * s[:, None, :]),
+            *_finite_parts(one, one**2 * s),
+            np.stack([li, lj], axis=-1),
+            two_quad,
+        )
 
     def _set_values(self, m, which):
         """F_mu at its largest vertex for each outer set of the cones ``which`` (m = B^T mu)."""
@@ -176,8 +182,10 @@ class _ConeTree:
     def _fresh(self, n):
         """Bookkeeping for ``n`` new cones at the end: not yet evaluated, and their reach."""
         new = slice(len(self.cones) - n, len(self.cones))
-        reach = np.maximum(np.max(np.where(np.isfinite(self.single_quad[new]), self.single[new], 0.0), axis=(1, 2)),
-                           np.max(self.one[new], axis=1))
+        reach = np.maximum(
+            np.max(np.where(np.isfinite(self.single_quad[new]), self.single[new], 0.0), axis=(1, 2)),
+            np.max(self.one[new], axis=1),
+        )
         if len(self.pairs):
             reach = np.maximum(reach, np.max(self.two[new].sum(axis=2), axis=1))
         k = self.geo.k

@@ -47,8 +47,11 @@ def analytic_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     """
     cert = certificate(model, eps, order)
     if not cert.admissible:
-        raise ValueError(f"eps = {cert.eps:g} is outside Theorem 1's range at order {cert.order:g}: "
-                         + "; ".join(cert.failing) + f" (epsilon_max = {epsilon_max(model, order):.6g})")
+        raise ValueError(
+            f"eps = {cert.eps:g} is outside Theorem 1's range at order {cert.order:g}: "
+            + "; ".join(cert.failing)
+            + f" (epsilon_max = {epsilon_max(model, order):.6g})"
+        )
     q = np.stack([model.p_y + cert.r_minus * model.d_star, model.p_y - cert.r_minus * model.d_star], axis=1)
     return _build(model, np.array([0.5, 0.5]), q, cert.eps, cert.order)
 

@@ -29,8 +29,9 @@ def _check_leakage_matrix(p_x_given_y) -> np.ndarray:
     sums = a.sum(axis=0)
     if np.any(np.abs(sums - 1) > _STOCHASTIC_TOL):
         worst = float(sums[np.argmax(np.abs(sums - 1))])
-        raise ValueError(f"p_x_given_y must be column-stochastic (columns are P_{{X|Y=y}}); "
-                         f"found a column summing to {worst:.15g}")
+        raise ValueError(
+            f"p_x_given_y must be column-stochastic (columns are P_{{X|Y=y}}); found a column summing to {worst:.15g}"
+        )
     return a
 
 
@@ -107,8 +108,10 @@ class GeneralLeakageModel:
             raise ValueError("give exactly one of p_y and p_x")
         if not issubclass(cls, LeakageModel):
             if p_y is None:
-                raise ValueError(f"{cls.__name__} needs p_y: P_X does not determine P_Y for a general A "
-                                 "(for an invertible A use LeakageModel.from_leakage(A, p_x=...))")
+                raise ValueError(
+                    f"{cls.__name__} needs p_y: P_X does not determine P_Y for a general A "
+                    "(for an invertible A use LeakageModel.from_leakage(A, p_x=...))"
+                )
             return cls(p_y, p_x_given_y)
         if p_x is None:
             a = _check_leakage_matrix(p_x_given_y)
@@ -167,24 +170,30 @@ class LeakageModel(GeneralLeakageModel):
         if np.any(p_x <= 0):
             raise ValueError("p_x must be strictly positive")
         if a.shape[0] != a.shape[1]:
-            raise ValueError(f"p_x_given_y is {a.shape[0]}x{a.shape[1]}, not square; P_Y is not determined by P_X. "
-                             "Use GeneralLeakageModel(p_y, p_x_given_y) with global_optimum (Theorem 2)")
+            raise ValueError(
+                f"p_x_given_y is {a.shape[0]}x{a.shape[1]}, not square; P_Y is not determined by P_X. "
+                "Use GeneralLeakageModel(p_y, p_x_given_y) with global_optimum (Theorem 2)"
+            )
         if a.shape[0] != p_x.size:
             raise ValueError(f"p_x has {p_x.size} entries but p_x_given_y is {a.shape[0]}x{a.shape[1]}")
         if np.linalg.cond(a) > 1e12:
-            raise ValueError("p_x_given_y is singular (or nearly so); P_Y = A^{-1} P_X is undefined. "
-                             "Use GeneralLeakageModel(p_y, p_x_given_y) with global_optimum and "
-                             "null_space_mechanism (Proposition 4)")
+            raise ValueError(
+                "p_x_given_y is singular (or nearly so); P_Y = A^{-1} P_X is undefined. "
+                "Use GeneralLeakageModel(p_y, p_x_given_y) with global_optimum and "
+                "null_space_mechanism (Proposition 4)"
+            )
         p_y = np.linalg.solve(a, p_x)
         if np.any(p_y <= 0):
-            raise ValueError(f"P_Y = A^{{-1}} P_X = {np.array2string(p_y, precision=4)} is not a strictly positive "
-                             "distribution; this P_X is incompatible with this P_{X|Y}")
+            raise ValueError(
+                f"P_Y = A^{{-1}} P_X = {np.array2string(p_y, precision=4)} is not a strictly positive "
+                "distribution; this P_X is incompatible with this P_{X|Y}"
+            )
         self.p_x, self.p_x_given_y, self.p_y = p_x, a, p_y / p_y.sum()
         self._lemma2()
 
     def _lemma2(self):
         a_inv = np.linalg.inv(self.A)
-        W = np.diag(self.p_y ** -0.5) @ a_inv @ np.diag(np.sqrt(self.p_x))
+        W = np.diag(self.p_y**-0.5) @ a_inv @ np.diag(np.sqrt(self.p_x))
         _, s, vt = np.linalg.svd(W)
         sqrt_px = np.sqrt(self.p_x)
         # Dominant right singular space (ties included), projected orthogonal to sqrt(P_X).

@@ -216,8 +216,16 @@ def _closed_form_upper_bounds(model, eps, alpha):
     return bounds
 
 
-def global_optimum(model, eps, order, *, rtol: float = 1e-6, time_limit: float | None = 120.0,
-                   seed: int = 0, max_cones: int = 1_000_000) -> CertifiedOptimum:
+def global_optimum(
+    model,
+    eps,
+    order,
+    *,
+    rtol: float = 1e-6,
+    time_limit: float | None = 120.0,
+    seed: int = 0,
+    max_cones: int = 1_000_000,
+) -> CertifiedOptimum:
     r"""Bracket the optimal value of problem (3) for any leakage matrix (Theorem 2).
 
     Parameters
@@ -344,8 +352,15 @@ def _next_columns(model, columns, weights, new, mu, value):
     priced = _gains(model, new) - mu @ (new - model.p_y[:, None])
     support = columns[:, weights > NEGLIGIBLE_WEIGHT]
     reduced = _gains(model, columns) - mu @ (columns - model.p_y[:, None])
-    return np.concatenate([model.p_y[:, None], support, new[:, priced > value * (1 - KEEP_NEAR_BEST)],
-                           columns[:, np.argsort(-reduced)[:200]]], axis=1)
+    return np.concatenate(
+        [
+            model.p_y[:, None],
+            support,
+            new[:, priced > value * (1 - KEEP_NEAR_BEST)],
+            columns[:, np.argsort(-reduced)[:200]],
+        ],
+        axis=1,
+    )
 
 
 def _best_upper_bound(model, eps, alpha, branch_and_bound):
@@ -374,6 +389,13 @@ def _certified(mech, upper, source, rtol, started, cones):
     lower = mech.utility
     gap = (upper - lower) / upper if upper > 0 else 0.0
     fields = {name: getattr(mech, name) for name in LiftMechanism.__dataclass_fields__}
-    return CertifiedOptimum(**fields, lower_bound=lower, upper_bound=float(upper), gap=max(gap, 0.0),
-                            upper_bound_source=source, certified=gap <= rtol,
-                            elapsed=time.perf_counter() - started, cones=cones)
+    return CertifiedOptimum(
+        **fields,
+        lower_bound=lower,
+        upper_bound=float(upper),
+        gap=max(gap, 0.0),
+        upper_bound_source=source,
+        certified=gap <= rtol,
+        elapsed=time.perf_counter() - started,
+        cones=cones,
+    )
