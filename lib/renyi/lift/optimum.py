@@ -47,6 +47,7 @@ from .certificate import certificate
 from .channels import LiftMechanism, _build
 from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
 from .candidates import _lines_through_centre, _polish_mechanism, _price_locally, _pull_inside, _seed_points
+from .boxes import _BoxTree
 from .cones import _ConeTree, _Geometry
 from ._numerics import NEGLIGIBLE_WEIGHT, TINY
 
@@ -73,6 +74,14 @@ MERGE_MARGINAL_ATOL = 1e-13
 PRICING_RTOL = 1e-9
 #: Candidates within this (relatively) of the best priced value stay in the next LP.
 KEEP_NEAR_BEST = 1e-3
+#: From this |Y| on, the box branch and bound follows the cones (below it the cones close the gap).
+BOX_MIN_SIZE = 8
+#: The cones' share of the time limit when the boxes follow, and their limit when there is none.
+CONE_SHARE = 0.25
+CONE_SECONDS_UNLIMITED = 30.0
+#: Most boxes split in one round, and the columns carried from one box-phase LP to the next.
+BOX_BATCH = 400
+BOX_LP_COLUMNS = 2000
 
 
 @dataclass(frozen=True)
@@ -88,7 +97,8 @@ class CertifiedOptimum(LiftMechanism):
     gap : float
         ``(upper_bound - lower_bound) / upper_bound`` (0 when both are 0).
     upper_bound_source : str
-        ``"branch-and-bound"`` (weak duality, computed), ``"theorem 1"``
+        ``"branch-and-bound"`` (weak duality, computed over cones), ``"box branch-and-bound"``
+        (weak duality, computed over boxes with a concave Lagrangian), ``"theorem 1"``
         (:math:`V_+`), ``"D2 relaxation"`` (:math:`\sigma^2_{\max}(e^{\alpha\epsilon/(\alpha-1)}-1)`,
         from :math:`D_2\le D_\alpha`), ``"|Y| - 1"``, or ``"exact"`` (no utility is
         possible).
@@ -97,7 +107,9 @@ class CertifiedOptimum(LiftMechanism):
     elapsed : float
         Seconds spent.
     cones : int
-        Cones in the final partition of the branch and bound.
+        Cones in the final partition of the conical branch and bound.
+    boxes : int
+        Boxes in the final partition of the box branch and bound (0 when it did not run).
     """
 
     lower_bound: float = 0.0
@@ -107,6 +119,7 @@ class CertifiedOptimum(LiftMechanism):
     certified: bool = False
     elapsed: float = 0.0
     cones: int = 0
+    boxes: int = 0
 
 
 def _gains(model, q):
@@ -290,9 +303,46 @@ def global_optimum(
     geo = _Geometry(model, eps, alpha)
     if geo.k == 0:  # invertible A at eps = 0: only the trivial mechanism is private
         mech = _build(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
-        return _certified(mech, 0.0, "exact", rtol, started, 0)
+        return _certified(mech, 0.0, "exact", rtol, started, (0, 0))
 
+    use_boxes = _boxes_apply(model, geo)
+    # At large |Y| the cones stall: they get a share of the time and the boxes the rest.
+    if not use_boxes:
+        cone_limit = time_limit
+    else:
+        cone_limit = CONE_SHARE * time_limit if time_limit is not None else CONE_SECONDS_UNLIMITED
     tree = _ConeTree(geo)
+    columns, value, weights, mu, cone_upper = _cone_phase(model, geo, tree, rtol, seed, cone_limit, max_cones)
+    computed = [(cone_upper, "branch-and-bound")]
+    n_boxes = 0
+    if use_boxes and cone_upper - value > rtol * cone_upper and not out_of_time():
+        columns, value, weights, mu, box_upper, n_boxes = _box_phase(
+            model, geo, (columns, value, weights, mu), rtol, out_of_time, max_cones
+        )
+        computed.append((box_upper, "box branch-and-bound"))
+    support = weights > NEGLIGIBLE_WEIGHT
+    q, w = _prune(model, geo, *_merge(columns[:, support], weights[support]), tolerance=0.01 * rtol)
+    mech = _build(model, w, q, eps, alpha)
+    upper, source = _best_upper_bound(model, eps, alpha, computed)
+    return _certified(mech, max(upper, mech.utility), source, rtol, started, (len(tree.cones), n_boxes))
+
+
+def _boxes_apply(model, geo):
+    """Whether the box branch and bound runs: large |Y|, eps > 0, alpha >= 2 and an invertible A.
+
+    Its root box is the D_2 ellipsoid's shadow, which needs D_2 <= D_alpha (alpha >= 2) and
+    a non-degenerate ellipsoid; its concavity cover needs Phi's Hessian to grow with A q.
+    """
+    return isinstance(model, LeakageModel) and geo.eps > 0 and geo.alpha >= 2 and model.p_y.size >= BOX_MIN_SIZE
+
+
+def _cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
+    """Column generation priced by the conical branch and bound, until the gap or the time is reached."""
+    started = time.perf_counter()
+
+    def out_of_time(margin=0.0):
+        return time_limit is not None and time.perf_counter() - started + margin > time_limit
+
     columns, value, weights, mu = _solve_priced(model, tree, _initial_columns(model, geo, tree, seed))
     polish_iter = 200 if model.p_y.size <= 12 else 60
     best_upper, rounds, improve_seconds = math.inf, 0, 0.0
@@ -307,22 +357,44 @@ def global_optimum(
             start = time.perf_counter()
             columns, value, weights, mu = _improve(model, geo, tree, columns, weights, polish_iter)
             improve_seconds = time.perf_counter() - start
-        bounds = tree.bounds(mu, target=value * (1 + 0.5 * rtol))
-        upper_here = max(value, float(bounds.max()))
-        best_upper = min(best_upper, upper_here)
         target = value * (1 + 0.5 * rtol)
-        done = best_upper - value <= rtol * best_upper
-        if done or out_of_time() or len(tree.cones) >= max_cones:
-            break
+        bounds = tree.bounds(mu, target=target)
+        best_upper = min(best_upper, max(value, float(bounds.max())))
+        if best_upper - value <= rtol * best_upper or out_of_time() or len(tree.cones) >= max_cones:
+            return columns, value, weights, mu, best_upper
         live = np.flatnonzero(bounds > target)
         live = live[np.argsort(-bounds[live])][: max(1, min(len(live), max_cones - len(tree.cones), batch))]
         columns = _next_columns(model, columns, weights, tree.split(live), mu, value)
         columns, value, weights, mu = _solve_priced(model, tree, columns)
-    support = weights > NEGLIGIBLE_WEIGHT
-    q, w = _prune(model, geo, *_merge(columns[:, support], weights[support]), tolerance=0.01 * rtol)
-    mech = _build(model, w, q, eps, alpha)
-    upper, source = _best_upper_bound(model, eps, alpha, best_upper)
-    return _certified(mech, max(upper, mech.utility), source, rtol, started, len(tree.cones))
+
+
+def _box_phase(model, geo, lp, rtol, out_of_time, max_boxes):
+    """The box branch and bound's bound of U(mu), with column generation from its boxes' maximisers.
+
+    Every round's ``max(value, U(mu))`` bounds V (weak duality holds for every mu); the
+    smallest is kept.  A box's ascent end point, moved onto Q, prices above the LP's value
+    when the LP lacks a column: it then enters the LP and mu moves.
+    """
+    columns, value, weights, mu = lp
+    tree = _BoxTree(geo)
+    best_upper = math.inf
+    while True:
+        target = value * (1 + 0.5 * rtol)
+        bounds = tree.bounds(mu, target)
+        best_upper = min(best_upper, max(value, float(bounds.max())))
+        live = np.flatnonzero(bounds > target)
+        if live.size == 0 or best_upper - value <= rtol * best_upper or out_of_time() or bounds.size >= max_boxes:
+            return columns, value, weights, mu, best_upper, bounds.size
+        live = live[np.argsort(-bounds[live])][:BOX_BATCH]
+        found = _pull_inside(geo, tree.candidates(live))
+        priced = _gains(model, found) - mu @ (found - model.p_y[:, None])
+        better = found[:, priced > value * (1 + PRICING_RTOL) + LP_TOLERANCE]
+        if better.shape[1]:
+            reduced = _gains(model, columns) - mu @ (columns - model.p_y[:, None])
+            keep = columns[:, np.argsort(-reduced)[:BOX_LP_COLUMNS]]  # the support first
+            columns = np.concatenate([model.p_y[:, None], keep, better], axis=1)
+            value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
+        tree.split(live)
 
 
 def _check_search(model, rtol, time_limit, max_cones):
@@ -363,10 +435,12 @@ def _next_columns(model, columns, weights, new, mu, value):
     )
 
 
-def _best_upper_bound(model, eps, alpha, branch_and_bound):
-    """The smallest valid upper bound, with its name: branch and bound or a closed form."""
-    upper = branch_and_bound * (1 + ROUNDOFF_MARGIN) + TINY
-    source = "branch-and-bound"
+def _best_upper_bound(model, eps, alpha, computed):
+    """The smallest valid upper bound, with its name: a branch and bound's or a closed form."""
+    upper, source = math.inf, ""
+    for bound, name in computed:
+        if bound * (1 + ROUNDOFF_MARGIN) + TINY < upper:
+            upper, source = bound * (1 + ROUNDOFF_MARGIN) + TINY, name
     for bound, name in _closed_form_upper_bounds(model, eps, alpha):
         if bound < upper:
             upper, source = bound, name
@@ -385,10 +459,11 @@ def _improve(model, geo, tree, columns, weights, max_iter):
     return _solve_priced(model, tree, columns)
 
 
-def _certified(mech, upper, source, rtol, started, cones):
+def _certified(mech, upper, source, rtol, started, pieces):
     lower = mech.utility
     gap = (upper - lower) / upper if upper > 0 else 0.0
     fields = {name: getattr(mech, name) for name in LiftMechanism.__dataclass_fields__}
+    cones, boxes = pieces
     return CertifiedOptimum(
         **fields,
         lower_bound=lower,
@@ -398,4 +473,5 @@ def _certified(mech, upper, source, rtol, started, cones):
         certified=gap <= rtol,
         elapsed=time.perf_counter() - started,
         cones=cones,
+        boxes=boxes,
     )

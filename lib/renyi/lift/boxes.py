@@ -1,0 +1,286 @@
+r"""The box branch and bound behind the upper bound of :func:`~renyi.lift.optimum.global_optimum` at large |Y|.
+
+Weak duality bounds :math:`V_{\chi^2}` by :math:`U(\mu)=\max_{q\in\mathcal Q^{\rm ex}_\epsilon}F_\mu(q)`
+with the convex :math:`F_\mu(q)=g(q)-\mu^{\mathsf T}(q-P_Y)`.  The conical branch and bound
+(:mod:`renyi.lift.cones`) bounds it by vertex enumeration, which needs exponentially many
+cones as :math:`|\mathcal Y|` grows.  Here the posteriors are split into boxes
+:math:`\ell\le q\le u` (on the plane :math:`\mathbf 1^{\mathsf T}q=1`), and on each box
+:math:`F_\mu` is majorised on :math:`\mathcal Q^{\rm ex}_\epsilon` by a **concave** function
+
+.. math::
+
+    L(q)=F_\mu(q)+\lambda\,(e^{\alpha\epsilon}-\Phi_\alpha(q))
+    +\gamma\,(e^{\alpha\epsilon}-t(q))(t(q)-t_{\min})
+    +\textstyle\sum_y\theta_y(q_y-\ell_y)(u_y-q_y),
+
+where :math:`t` is a tangent plane of the convex :math:`\Phi_\alpha`, :math:`t_{\min}` its
+minimum on the box, and :math:`\lambda,\gamma,\theta\ge0`.  Every added term is
+non-negative on the box's feasible points (:math:`\Phi_\alpha\le e^{\alpha\epsilon}`,
+:math:`t\le\Phi_\alpha`, and the box itself), so :math:`L\ge F_\mu` there.  For
+:math:`\alpha\ge2` the Hessian of :math:`\Phi_\alpha` is smallest at the box's lower
+corner, and :math:`\theta` is raised until :math:`\nabla^2L\preceq0` on the plane (a
+generalised eigenvalue).  The maximum of a concave function is then certified by its
+supergradient: for any :math:`\hat q` in the box,
+:math:`\max L\le L(\hat q)+\max_v\nabla L(\hat q)^{\mathsf T}(v-\hat q)`, a fractional
+knapsack.  At a local maximiser of :math:`F_\mu` with its KKT multiplier the added terms
+vanish, so boxes around the optimal posteriors close at a finite size: the S-lemma is
+exact for a quadratic on an ellipsoid, which :math:`\mathcal Q^{\rm ex}_\epsilon` is to
+second order.  Taught in the chapter *General leakage matrices* (``book/part2``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import linalg
+
+__all__: list[str] = []
+
+#: Multiples of a box's previous Lagrange multiplier tried when it is bounded again.
+LAMBDA_STEPS = (0.0, 0.3, 0.6, 1.0, 1.6, 2.5)
+#: Multiples of the curvature-cancelling gamma tried (0: no tangent-plane product).
+GAMMA_STEPS = (0.0, 1.0, 3.0)
+#: Multipliers tried at the root box (a wide grid: nothing is known yet).
+ROOT_LAMBDAS = np.geomspace(0.05, 500.0, 13)
+#: Accelerated projected-gradient steps per bound (the certificate holds after any number).
+ASCENT_STEPS = 100
+#: Relative safety margins on computed eigenvalues and bounds (floating-point round-off).
+EIGEN_MARGIN = 1e-9
+BOUND_MARGIN = 1e-12
+#: Box widths below this count as this in the scaling of theta (keeps the eigenproblem sane).
+MIN_WIDTH = 1e-7
+
+
+def _project(x, lo, hi):
+    """Euclidean projection of rows of ``x`` onto ``{lo <= q <= hi, sum(q) = 1}`` (exact).
+
+    ``sum(clip(x - k, lo, hi))`` is piecewise linear and non-increasing in the shift ``k``,
+    with breakpoints ``x - hi`` and ``x - lo``: find the piece where it crosses 1.
+    """
+    kinks = np.sort(np.concatenate([x - hi, x - lo], axis=-1), axis=-1)
+    sums = np.clip(x[:, None, :] - kinks[:, :, None], lo[:, None, :], hi[:, None, :]).sum(axis=-1)
+    j = np.clip(np.sum(sums >= 1, axis=-1) - 1, 0, kinks.shape[1] - 2)
+    rows = np.arange(x.shape[0])
+    s0, s1 = sums[rows, j], sums[rows, j + 1]
+    k0, k1 = kinks[rows, j], kinks[rows, j + 1]
+    frac = np.where(s0 > s1, (s0 - 1) / np.where(s0 > s1, s0 - s1, 1.0), 0.0)
+    return np.clip(x - (k0 + np.clip(frac, 0.0, 1.0) * (k1 - k0))[:, None], lo, hi)
+
+
+def _knapsack(g, lo, hi):
+    """A maximiser of ``g . v`` over ``{lo <= v <= hi, sum(v) = 1}`` (fill the best coordinates first)."""
+    order = np.argsort(-g, axis=-1)
+    width = np.take_along_axis(hi - lo, order, axis=-1)
+    room = 1 - lo.sum(axis=-1, keepdims=True)
+    add = np.clip(room - (np.cumsum(width, axis=-1) - width), 0.0, width)
+    v = lo.copy()
+    np.put_along_axis(v, order, np.take_along_axis(lo, order, axis=-1) + add, axis=-1)
+    return v
+
+
+def _tighten(lo, hi):
+    """Shrink boxes to the plane sum(q) = 1; returns the boxes and which are non-empty."""
+    lo = np.maximum(lo, 1 - (hi.sum(axis=-1, keepdims=True) - hi))
+    hi = np.minimum(hi, 1 - (lo.sum(axis=-1, keepdims=True) - lo))
+    return lo, hi, np.all(lo <= hi, axis=-1) & (lo.sum(axis=-1) <= 1) & (hi.sum(axis=-1) >= 1)
+
+
+class _BoxTree:
+    """A partition of a box around the feasible set into boxes, each with a certified bound of F_mu."""
+
+    def __init__(self, geo):
+        self.geo = geo
+        self.p, self.A, self.alpha, self.level = geo.p, geo.A, geo.alpha, geo.level
+        self.weight = geo.p_x ** (1 - geo.alpha)
+        n = self.p.size
+        self.basis = linalg.null_space(np.ones((1, n)))
+        self.projector = self.basis @ self.basis.T
+        lo, hi, _ = _tighten(*(b[None] for b in self._root()))
+        self.lo, self.hi = lo, hi
+        self.lam = np.full(1, np.inf)
+        self.theta = np.zeros((1, n))
+        self.tangent_at = self.p[None].copy()
+        self.best_point = self.p[None].copy()
+        self.rival = self.p[None].copy()
+        self.cached = np.full(1, np.inf)
+        self.mu_at = np.zeros((1, n))
+
+    def _root(self):
+        """A box that contains Q: the D_2 ellipsoid's shadow (D_2 <= D_alpha for alpha >= 2), within [0, 1]."""
+        n = self.p.size
+        radius = math.expm1(self.alpha * self.geo.eps / (self.alpha - 1))
+        chi2 = self.A.T @ (self.A / self.geo.p_x[:, None])
+        inverse = self.basis @ np.linalg.inv(self.basis.T @ chi2 @ self.basis) @ self.basis.T
+        half = np.sqrt(radius * np.maximum(np.diag(inverse), 0.0)) * (1 + EIGEN_MARGIN) + 1e-15
+        return np.maximum(np.zeros(n), self.p - half), np.minimum(np.ones(n), self.p + half)
+
+    def _phi(self, q):
+        return (np.maximum(q @ self.A.T, 0.0) ** self.alpha) @ self.weight
+
+    def _grad_phi(self, q):
+        return (self.alpha * np.maximum(q @ self.A.T, 0.0) ** (self.alpha - 1) * self.weight) @ self.A
+
+    def _values(self, q, mu):
+        d = q - self.p
+        return np.sum(d * d / self.p, axis=-1) - d @ mu
+
+    def _multipliers(self, lo, hi, lam, gamma_step, tangent):
+        """gamma (a multiple of the value cancelling the curvature along the tangent normal) and
+        theta, which makes the Lagrangian concave on each box (a generalised eigenvalue)."""
+        a = self.alpha
+        z_lo = np.maximum(lo @ self.A.T, 0.0)
+        h_lo = np.einsum("xy,mx,xz->myz", self.A, a * (a - 1) * self.weight * z_lo ** (a - 2), self.A)
+        m = np.diag(2 / self.p)[None] - lam[:, None, None] * h_lo
+        normal = tangent @ self.projector
+        along = np.einsum("my,myz,mz->m", normal, m, normal)
+        gamma = gamma_step * np.maximum(along, 0.0) / np.maximum(2 * np.sum(normal**2, axis=-1) ** 2, 1e-300)
+        m -= 2 * gamma[:, None, None] * tangent[:, :, None] * tangent[:, None, :]
+        m = np.einsum("yi,myz,zj->mij", self.basis, m, self.basis)
+        width2 = np.maximum(hi - lo, MIN_WIDTH) ** 2
+        best, best_cost = None, None
+        # Two shapes of theta: equal cost per coordinate, or proportional to F's own curvature.
+        for shape in (1 / (lo.shape[1] * width2), np.broadcast_to(1 / self.p, lo.shape)):
+            cover = np.linalg.cholesky(np.einsum("yi,my,yj->mij", self.basis, 2 * shape, self.basis))
+            x = np.linalg.solve(cover, m)
+            x = np.linalg.solve(cover, np.swapaxes(x, 1, 2))
+            eig = np.linalg.eigvalsh(0.5 * (x + np.swapaxes(x, 1, 2)))
+            top = np.maximum(eig[:, -1], 0.0) + EIGEN_MARGIN * np.abs(eig).max(axis=1)
+            theta = top[:, None] * shape
+            cost = np.sum(theta * width2, axis=-1)
+            if best is None:
+                best, best_cost = theta, cost
+            else:
+                cheaper = cost < best_cost
+                best = np.where(cheaper[:, None], theta, best)
+        return gamma, best
+
+    def _bound(self, lo, hi, mu, lam, gamma_step, point):
+        """Certified max of F_mu over each box's feasible points, the ascent's end point, and theta."""
+        t_grad = self._grad_phi(point)
+        t_const = self._phi(point) - np.sum(t_grad * point, axis=-1)
+        t_min = t_const + np.sum(t_grad * _knapsack(-t_grad, lo, hi), axis=-1)
+        gamma, theta = self._multipliers(lo, hi, lam, gamma_step, t_grad)
+        level = self.level
+
+        def lagrangian(q):
+            t = t_const + np.sum(t_grad * q, axis=-1)
+            return (
+                self._values(q, mu)
+                + lam * (level - self._phi(q))
+                + gamma * (level - t) * (t - t_min)
+                + np.sum(theta * (q - lo) * (hi - q), axis=-1)
+            )
+
+        def gradient(q):
+            t = t_const + np.sum(t_grad * q, axis=-1)
+            return (
+                2 * (q - self.p) / self.p
+                - mu
+                - lam[:, None] * self._grad_phi(q)
+                + (gamma * (level + t_min - 2 * t))[:, None] * t_grad
+                + theta * (lo + hi - 2 * q)
+            )
+
+        a = self.alpha
+        z_hi = np.maximum(hi @ self.A.T, 0.0)
+        phi_curv = (a * (a - 1) * self.weight * z_hi ** (a - 2)) @ np.sum(self.A**2, axis=1)
+        lipschitz = 2 / self.p.min() + lam * phi_curv + 2 * gamma * np.sum(t_grad**2, axis=-1) + 2 * theta.max(axis=-1)
+        step = (1 / lipschitz)[:, None]
+        x = _project(np.clip(point, lo, hi), lo, hi)
+        y, t_acc = x.copy(), 1.0
+        for _ in range(ASCENT_STEPS):
+            x_new = _project(y + step * gradient(y), lo, hi)
+            t_new = 0.5 * (1 + math.sqrt(1 + 4 * t_acc * t_acc))
+            y = x_new + ((t_acc - 1) / t_new) * (x_new - x)
+            x, t_acc = x_new, t_new
+        g = gradient(x)
+        bound = lagrangian(x) + np.sum(g * (_knapsack(g, lo, hi) - x), axis=-1)
+        return bound + BOUND_MARGIN * np.abs(bound) + 1e-15, x, theta
+
+    def _evaluate(self, which, mu):
+        """Bound the boxes ``which`` with each trial multiplier and keep the best per box."""
+        lo, hi, point = self.lo[which], self.hi[which], self.tangent_at[which]
+        fresh = ~np.isfinite(self.lam[which])
+        known = np.where(fresh, 0.0, self.lam[which])
+        trials = [(known * s, g) for s in LAMBDA_STEPS for g in GAMMA_STEPS]
+        if fresh.any():
+            trials += [(np.where(fresh, lam, known), g) for lam in ROOT_LAMBDAS for g in GAMMA_STEPS]
+        best = np.full(which.size, np.inf)
+        best_x, best_lam, best_theta = point.copy(), known.copy(), np.zeros_like(lo)
+        results = []
+        for lam, gamma_step in trials:
+            bound, x, theta = self._bound(lo, hi, mu, lam, gamma_step, point)
+            results.append((lam, bound, x))
+            better = bound < best
+            best[better], best_x[better], best_lam[better] = bound[better], x[better], lam[better]
+            best_theta[better] = theta[better]
+        # The rival: the maximiser of the best trial with a smaller multiplier.
+        rival, rival_bound = best_x.copy(), np.full(which.size, np.inf)
+        for lam, bound, x in results:
+            take = (lam < best_lam) & (bound < rival_bound)
+            rival[take], rival_bound[take] = x[take], bound[take]
+        self.rival[which] = rival
+        self.cached[which], self.mu_at[which] = best, mu
+        self.best_point[which], self.lam[which], self.theta[which] = best_x, best_lam, best_theta
+
+    def bounds(self, mu, target=-np.inf):
+        """A certified bound of F_mu over Q in every box; only boxes that may exceed ``target`` are re-solved.
+
+        The Lagrangian depends on mu only through -mu^T (q - P_Y), so a box's bound moves by at
+        most the largest change of that linear term on the box (a knapsack): the others keep
+        that valid, slightly larger bound.
+        """
+        delta = mu[None, :] - self.mu_at
+        shift = -np.sum(delta * (_knapsack(-delta, self.lo, self.hi) - self.p), axis=-1)
+        bounds = self.cached + np.maximum(shift, 0.0)
+        stale = np.flatnonzero(bounds > target)
+        if stale.size:
+            self._evaluate(stale, mu)
+            bounds[stale] = self.cached[stale]
+        return bounds
+
+    def candidates(self, which):
+        """The ascent end points of boxes ``which``, moved onto the feasible set along rays from P_Y."""
+        return self.best_point[which].T
+
+    def split(self, which):
+        """Halve each box in ``which`` across the coordinate that costs its bound most."""
+        lo, hi = self.lo[which], self.hi[which]
+        width = hi - lo
+        # A bound is loose where two maximisers of the Lagrangian compete (the hard case of the
+        # trust-region problem): split between them, else across the widest coordinate.
+        apart = (self.best_point[which] - self.rival[which]) ** 2 / self.p
+        score = np.where(
+            apart.max(axis=1, keepdims=True) > 1e-3 * (width**2 / self.p).max(axis=1, keepdims=True),
+            apart,
+            width**2 / self.p,
+        )
+        y, rows = np.argmax(score, axis=1), np.arange(which.size)
+        between = 0.5 * (self.best_point[which] + self.rival[which])[rows, y]
+        middle = np.where(apart[rows, y] == score[rows, y], between, 0.5 * (lo[rows, y] + hi[rows, y]))
+        middle = np.clip(middle, lo[rows, y] + 0.1 * width[rows, y], hi[rows, y] - 0.1 * width[rows, y])
+        hi_left, lo_right = hi.copy(), lo.copy()
+        hi_left[rows, y], lo_right[rows, y] = middle, middle
+        lo_new, hi_new, keep = _tighten(np.concatenate([lo, lo_right]), np.concatenate([hi_left, hi]))
+        ends = self._boundary_points(self.best_point[which])
+        parents = np.concatenate([which, which])[keep]
+        rest = np.ones(self.lo.shape[0], dtype=bool)
+        rest[which] = False
+        self.lo = np.concatenate([self.lo[rest], lo_new[keep]])
+        self.hi = np.concatenate([self.hi[rest], hi_new[keep]])
+        self.tangent_at = np.concatenate([self.tangent_at[rest], np.concatenate([ends, ends])[keep]])
+        for name in ("lam", "theta", "best_point", "rival", "cached", "mu_at"):
+            old = getattr(self, name)
+            setattr(self, name, np.concatenate([old[rest], old[parents]]))
+        self.cached[-parents.size :] = np.inf
+
+    def _boundary_points(self, q):
+        """Where rays from P_Y through ``q`` leave Q (tangent points that touch where the maxima are)."""
+        c = self.geo.B_pinv @ (q.T - self.p[:, None])
+        norm = np.linalg.norm(c, axis=0)
+        out = q.copy()
+        ok = norm > 1e-13
+        if ok.any():
+            out[ok] = self.geo.rays(c[:, ok] / norm[ok])[1].T
+        return out
