@@ -10,13 +10,10 @@ cones as :math:`|\mathcal Y|` grows.  Here the posteriors are split into boxes
 .. math::
 
     L(q)=F_\mu(q)+\lambda\,(e^{\alpha\epsilon}-\Phi_\alpha(q))
-    +\gamma\,(e^{\alpha\epsilon}-t(q))(t(q)-t_{\min})
-    +\textstyle\sum_y\theta_y(q_y-\ell_y)(u_y-q_y),
+    +\textstyle\sum_y\theta_y(q_y-\ell_y)(u_y-q_y),\qquad\lambda,\theta\ge0 .
 
-where :math:`t` is a tangent plane of the convex :math:`\Phi_\alpha`, :math:`t_{\min}` its
-minimum on the box, and :math:`\lambda,\gamma,\theta\ge0`.  Every added term is
-non-negative on the box's feasible points (:math:`\Phi_\alpha\le e^{\alpha\epsilon}`,
-:math:`t\le\Phi_\alpha`, and the box itself), so :math:`L\ge F_\mu` there.  For
+Both added terms are non-negative on the box's feasible points, so :math:`L\ge F_\mu`
+there.  For
 :math:`\alpha\ge2` the Hessian of :math:`\Phi_\alpha` is smallest at the box's lower
 corner, and :math:`\theta` is raised until :math:`\nabla^2L\preceq0` on the plane (a
 generalised eigenvalue).  The maximum of a concave function is then certified by its
@@ -35,6 +32,8 @@ import math
 import numpy as np
 from scipy import linalg
 
+from ._numerics import DEGENERATE_NORM
+
 __all__: list[str] = []
 
 #: Multiples of a box's previous Lagrange multiplier tried when it is bounded again.
@@ -48,6 +47,8 @@ ASCENT_STEPS = 100
 #: Relative safety margins on computed eigenvalues and bounds (floating-point round-off).
 EIGEN_MARGIN = 1e-9
 BOUND_MARGIN = 1e-12
+#: Split between rival maximisers when they are this far apart, relative to the widest side.
+RIVAL_APART = 1e-3
 #: Box widths below this count as this in the scaling of theta (keeps the eigenproblem sane).
 MIN_WIDTH = 1e-7
 
@@ -95,12 +96,13 @@ class _BoxTree:
         self.weight = geo.p_x ** (1 - geo.alpha)
         n = self.p.size
         self.basis = linalg.null_space(np.ones((1, n)))
-        self.projector = self.basis @ self.basis.T
         lo, hi, _ = _tighten(*(b[None] for b in self._root()))
         self.lo, self.hi = lo, hi
+        # Per box: its multiplier (inf: not yet chosen), cover, where the ascent starts, its
+        # end point, the rival maximiser, and the cached bound with the mu it was computed at.
         self.lam = np.full(1, np.inf)
         self.theta = np.zeros((1, n))
-        self.tangent_at = self.p[None].copy()
+        self.start = self.p[None].copy()
         self.best_point = self.p[None].copy()
         self.rival = self.p[None].copy()
         self.cached = np.full(1, np.inf)
@@ -125,21 +127,20 @@ class _BoxTree:
         d = q - self.p
         return np.sum(d * d / self.p, axis=-1) - d @ mu
 
-    def _multipliers(self, lo, hi, lam, gamma_step, tangent):
-        """gamma (a multiple of the value cancelling the curvature along the tangent normal) and
-        theta, which makes the Lagrangian concave on each box (a generalised eigenvalue)."""
+    def _cover(self, lo, hi, lam):
+        """theta >= 0 that makes the Lagrangian concave on each box (a generalised eigenvalue).
+
+        The Hessian of L on the plane is 2 D_Y^-1 - lam H_Phi(q) - 2 diag(theta), and for
+        alpha >= 2 H_Phi(q) >= H_Phi(lo) on the box (A >= 0, z^(alpha-2) increases).  Two
+        shapes of theta are tried, and the cheaper (sum theta_y width_y^2) is kept.
+        """
         a = self.alpha
         z_lo = np.maximum(lo @ self.A.T, 0.0)
         h_lo = np.einsum("xy,mx,xz->myz", self.A, a * (a - 1) * self.weight * z_lo ** (a - 2), self.A)
         m = np.diag(2 / self.p)[None] - lam[:, None, None] * h_lo
-        normal = tangent @ self.projector
-        along = np.einsum("my,myz,mz->m", normal, m, normal)
-        gamma = gamma_step * np.maximum(along, 0.0) / np.maximum(2 * np.sum(normal**2, axis=-1) ** 2, 1e-300)
-        m -= 2 * gamma[:, None, None] * tangent[:, :, None] * tangent[:, None, :]
         m = np.einsum("yi,myz,zj->mij", self.basis, m, self.basis)
         width2 = np.maximum(hi - lo, MIN_WIDTH) ** 2
         best, best_cost = None, None
-        # Two shapes of theta: equal cost per coordinate, or proportional to F's own curvature.
         for shape in (1 / (lo.shape[1] * width2), np.broadcast_to(1 / self.p, lo.shape)):
             cover = np.linalg.cholesky(np.einsum("yi,my,yj->mij", self.basis, 2 * shape, self.basis))
             x = np.linalg.solve(cover, m)
@@ -151,43 +152,26 @@ class _BoxTree:
             if best is None:
                 best, best_cost = theta, cost
             else:
-                cheaper = cost < best_cost
-                best = np.where(cheaper[:, None], theta, best)
-        return gamma, best
+                best = np.where((cost < best_cost)[:, None], theta, best)
+        return best
 
-    def _bound(self, lo, hi, mu, lam, gamma_step, point):
+    def _bound(self, lo, hi, mu, lam, start):
         """Certified max of F_mu over each box's feasible points, the ascent's end point, and theta."""
-        t_grad = self._grad_phi(point)
-        t_const = self._phi(point) - np.sum(t_grad * point, axis=-1)
-        t_min = t_const + np.sum(t_grad * _knapsack(-t_grad, lo, hi), axis=-1)
-        gamma, theta = self._multipliers(lo, hi, lam, gamma_step, t_grad)
+        theta = self._cover(lo, hi, lam)
         level = self.level
 
         def lagrangian(q):
-            t = t_const + np.sum(t_grad * q, axis=-1)
-            return (
-                self._values(q, mu)
-                + lam * (level - self._phi(q))
-                + gamma * (level - t) * (t - t_min)
-                + np.sum(theta * (q - lo) * (hi - q), axis=-1)
-            )
+            return self._values(q, mu) + lam * (level - self._phi(q)) + np.sum(theta * (q - lo) * (hi - q), axis=-1)
 
         def gradient(q):
-            t = t_const + np.sum(t_grad * q, axis=-1)
-            return (
-                2 * (q - self.p) / self.p
-                - mu
-                - lam[:, None] * self._grad_phi(q)
-                + (gamma * (level + t_min - 2 * t))[:, None] * t_grad
-                + theta * (lo + hi - 2 * q)
-            )
+            return 2 * (q - self.p) / self.p - mu - lam[:, None] * self._grad_phi(q) + theta * (lo + hi - 2 * q)
 
+        # Step 1 / (a bound of the Hessian's norm on the box): the ascent cannot diverge.
         a = self.alpha
         z_hi = np.maximum(hi @ self.A.T, 0.0)
         phi_curv = (a * (a - 1) * self.weight * z_hi ** (a - 2)) @ np.sum(self.A**2, axis=1)
-        lipschitz = 2 / self.p.min() + lam * phi_curv + 2 * gamma * np.sum(t_grad**2, axis=-1) + 2 * theta.max(axis=-1)
-        step = (1 / lipschitz)[:, None]
-        x = _project(np.clip(point, lo, hi), lo, hi)
+        step = (1 / (2 / self.p.min() + lam * phi_curv + 2 * theta.max(axis=-1)))[:, None]
+        x = _project(np.clip(start, lo, hi), lo, hi)
         y, t_acc = x.copy(), 1.0
         for _ in range(ASCENT_STEPS):
             x_new = _project(y + step * gradient(y), lo, hi)
@@ -200,17 +184,17 @@ class _BoxTree:
 
     def _evaluate(self, which, mu):
         """Bound the boxes ``which`` with each trial multiplier and keep the best per box."""
-        lo, hi, point = self.lo[which], self.hi[which], self.tangent_at[which]
+        lo, hi, start = self.lo[which], self.hi[which], self.start[which]
         fresh = ~np.isfinite(self.lam[which])
         known = np.where(fresh, 0.0, self.lam[which])
-        trials = [(known * s, g) for s in LAMBDA_STEPS for g in GAMMA_STEPS]
+        trials = [known * s for s in LAMBDA_STEPS]
         if fresh.any():
-            trials += [(np.where(fresh, lam, known), g) for lam in ROOT_LAMBDAS for g in GAMMA_STEPS]
+            trials += [np.where(fresh, lam, known) for lam in ROOT_LAMBDAS]
         best = np.full(which.size, np.inf)
-        best_x, best_lam, best_theta = point.copy(), known.copy(), np.zeros_like(lo)
+        best_x, best_lam, best_theta = start.copy(), known.copy(), np.zeros_like(lo)
         results = []
-        for lam, gamma_step in trials:
-            bound, x, theta = self._bound(lo, hi, mu, lam, gamma_step, point)
+        for lam in trials:
+            bound, x, theta = self._bound(lo, hi, mu, lam, start)
             results.append((lam, bound, x))
             better = bound < best
             best[better], best_x[better], best_lam[better] = bound[better], x[better], lam[better]
@@ -241,24 +225,22 @@ class _BoxTree:
         return bounds
 
     def candidates(self, which):
-        """The ascent end points of boxes ``which``, moved onto the feasible set along rays from P_Y."""
+        """The ascent end points of boxes ``which`` (columns; not necessarily in Q)."""
         return self.best_point[which].T
 
     def split(self, which):
-        """Halve each box in ``which`` across the coordinate that costs its bound most."""
+        """Halve each box in ``which``: between its two rival maximisers, else across its widest side."""
         lo, hi = self.lo[which], self.hi[which]
         width = hi - lo
         # A bound is loose where two maximisers of the Lagrangian compete (the hard case of the
-        # trust-region problem): split between them, else across the widest coordinate.
+        # trust-region problem): a cut between them separates them.
         apart = (self.best_point[which] - self.rival[which]) ** 2 / self.p
-        score = np.where(
-            apart.max(axis=1, keepdims=True) > 1e-3 * (width**2 / self.p).max(axis=1, keepdims=True),
-            apart,
-            width**2 / self.p,
-        )
+        wide = width**2 / self.p
+        use_apart = apart.max(axis=1, keepdims=True) > RIVAL_APART * wide.max(axis=1, keepdims=True)
+        score = np.where(use_apart, apart, wide)
         y, rows = np.argmax(score, axis=1), np.arange(which.size)
         between = 0.5 * (self.best_point[which] + self.rival[which])[rows, y]
-        middle = np.where(apart[rows, y] == score[rows, y], between, 0.5 * (lo[rows, y] + hi[rows, y]))
+        middle = np.where(use_apart[:, 0], between, 0.5 * (lo[rows, y] + hi[rows, y]))
         middle = np.clip(middle, lo[rows, y] + 0.1 * width[rows, y], hi[rows, y] - 0.1 * width[rows, y])
         hi_left, lo_right = hi.copy(), lo.copy()
         hi_left[rows, y], lo_right[rows, y] = middle, middle
@@ -269,18 +251,18 @@ class _BoxTree:
         rest[which] = False
         self.lo = np.concatenate([self.lo[rest], lo_new[keep]])
         self.hi = np.concatenate([self.hi[rest], hi_new[keep]])
-        self.tangent_at = np.concatenate([self.tangent_at[rest], np.concatenate([ends, ends])[keep]])
+        self.start = np.concatenate([self.start[rest], np.concatenate([ends, ends])[keep]])
         for name in ("lam", "theta", "best_point", "rival", "cached", "mu_at"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old[rest], old[parents]]))
         self.cached[-parents.size :] = np.inf
 
     def _boundary_points(self, q):
-        """Where rays from P_Y through ``q`` leave Q (tangent points that touch where the maxima are)."""
+        """Where rays from P_Y through the rows of ``q`` leave Q: the children's ascent starts there."""
         c = self.geo.B_pinv @ (q.T - self.p[:, None])
         norm = np.linalg.norm(c, axis=0)
         out = q.copy()
-        ok = norm > 1e-13
+        ok = norm > DEGENERATE_NORM
         if ok.any():
             out[ok] = self.geo.rays(c[:, ok] / norm[ok])[1].T
         return out

@@ -82,6 +82,11 @@ CONE_SECONDS_UNLIMITED = 30.0
 #: Most boxes split in one round, and the columns carried from one box-phase LP to the next.
 BOX_BATCH = 400
 BOX_LP_COLUMNS = 2000
+#: Seconds a box round aims at (the batch adapts), which is how far the time limit may be overrun.
+BOX_ROUND_SECONDS = 1.0
+#: Every this many box rounds, a local search prices posteriors from this many of the worst boxes.
+BOX_LOCAL_EVERY = 4
+BOX_LOCAL_STARTS = 8
 
 
 @dataclass(frozen=True)
@@ -317,7 +322,7 @@ def global_optimum(
     n_boxes = 0
     if use_boxes and cone_upper - value > rtol * cone_upper and not out_of_time():
         columns, value, weights, mu, box_upper, n_boxes = _box_phase(
-            model, geo, (columns, value, weights, mu), rtol, out_of_time, max_cones
+            model, geo, tree, (columns, value, weights, mu), rtol, out_of_time, max_cones
         )
         computed.append((box_upper, "box branch-and-bound"))
     support = weights > NEGLIGIBLE_WEIGHT
@@ -368,24 +373,27 @@ def _cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
         columns, value, weights, mu = _solve_priced(model, tree, columns)
 
 
-def _box_phase(model, geo, lp, rtol, out_of_time, max_boxes):
+def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes):
     """The box branch and bound's bound of U(mu), with column generation from its boxes' maximisers.
 
     Every round's ``max(value, U(mu))`` bounds V (weak duality holds for every mu); the
-    smallest is kept.  A box's ascent end point, moved onto Q, prices above the LP's value
-    when the LP lacks a column: it then enters the LP and mu moves.
+    smallest is kept.  Where the bound is loosest the LP may lack a column: the boxes'
+    ascent end points, moved onto Q, enter it when they price above its value, and every few
+    rounds a local search over posteriors starts from them.
     """
     columns, value, weights, mu = lp
     tree = _BoxTree(geo)
-    best_upper = math.inf
+    best_upper, rounds, batch = math.inf, 0, BOX_BATCH
     while True:
+        rounds += 1
         target = value * (1 + 0.5 * rtol)
+        start = time.perf_counter()
         bounds = tree.bounds(mu, target)
         best_upper = min(best_upper, max(value, float(bounds.max())))
         live = np.flatnonzero(bounds > target)
         if live.size == 0 or best_upper - value <= rtol * best_upper or out_of_time() or bounds.size >= max_boxes:
             return columns, value, weights, mu, best_upper, bounds.size
-        live = live[np.argsort(-bounds[live])][:BOX_BATCH]
+        live = live[np.argsort(-bounds[live])][:batch]
         found = _pull_inside(geo, tree.candidates(live))
         priced = _gains(model, found) - mu @ (found - model.p_y[:, None])
         better = found[:, priced > value * (1 + PRICING_RTOL) + LP_TOLERANCE]
@@ -395,6 +403,9 @@ def _box_phase(model, geo, lp, rtol, out_of_time, max_boxes):
             columns = np.concatenate([model.p_y[:, None], keep, better], axis=1)
             value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
         tree.split(live)
+        # Keep a round near BOX_ROUND_SECONDS, so that the time limit is kept to about that.
+        per_box = (time.perf_counter() - start) / max(live.size, 1)
+        batch = int(np.clip(BOX_ROUND_SECONDS / max(per_box, 1e-9), 20, BOX_BATCH))
 
 
 def _check_search(model, rtol, time_limit, max_cones):
