@@ -77,7 +77,7 @@ KEEP_NEAR_BEST = 1e-3
 #: From this |Y| on, the box branch and bound follows the cones (below it the cones close the gap).
 BOX_MIN_SIZE = 8
 #: The cones' share of the time limit when the boxes follow, and their limit when there is none.
-CONE_SHARE = 0.25
+CONE_SHARE = 0.1
 CONE_SECONDS_UNLIMITED = 30.0
 #: Most boxes split in one round, and the columns carried from one box-phase LP to the next.
 BOX_BATCH = 400
