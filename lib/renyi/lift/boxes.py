@@ -140,19 +140,30 @@ class _BoxTree:
         m = np.diag(2 / self.p)[None] - lam[:, None, None] * h_lo
         m = np.einsum("yi,myz,zj->mij", self.basis, m, self.basis)
         width2 = np.maximum(hi - lo, MIN_WIDTH) ** 2
+        # Where the Lagrangian is convex: its positive eigen-directions, in the box's coordinates.
+        eig, vec = np.linalg.eigh(m)
+        directions = np.einsum("yi,mik->myk", self.basis, vec)
+        spread = np.sqrt(np.einsum("myk,mk->my", directions**2, np.maximum(eig, 0.0)))
+        spread += 1e-6 * spread.max(axis=1, keepdims=True) + 1e-300
+        shapes = (
+            1 / (lo.shape[1] * width2),  # equal cost per coordinate
+            np.broadcast_to(1 / self.p, lo.shape),  # F's own curvature
+            spread / np.sqrt(width2),  # optimal for a rank-one convexity
+        )
         best, best_cost = None, None
-        for shape in (1 / (lo.shape[1] * width2), np.broadcast_to(1 / self.p, lo.shape)):
+        for shape in shapes:
             cover = np.linalg.cholesky(np.einsum("yi,my,yj->mij", self.basis, 2 * shape, self.basis))
             x = np.linalg.solve(cover, m)
             x = np.linalg.solve(cover, np.swapaxes(x, 1, 2))
-            eig = np.linalg.eigvalsh(0.5 * (x + np.swapaxes(x, 1, 2)))
-            top = np.maximum(eig[:, -1], 0.0) + EIGEN_MARGIN * np.abs(eig).max(axis=1)
+            eig_c = np.linalg.eigvalsh(0.5 * (x + np.swapaxes(x, 1, 2)))
+            top = np.maximum(eig_c[:, -1], 0.0) + EIGEN_MARGIN * np.abs(eig_c).max(axis=1)
             theta = top[:, None] * shape
             cost = np.sum(theta * width2, axis=-1)
             if best is None:
                 best, best_cost = theta, cost
             else:
-                best = np.where((cost < best_cost)[:, None], theta, best)
+                cheaper = cost < best_cost
+                best, best_cost = np.where(cheaper[:, None], theta, best), np.where(cheaper, cost, best_cost)
         return best
 
     def _bound(self, lo, hi, mu, lam, start):
