@@ -36,7 +36,8 @@ from ._numerics import DEGENERATE_NORM
 
 __all__: list[str] = []
 
-#: Multiples of a box's previous Lagrange multiplier tried when it is bounded again.
+#: Multiples of a box's previous Lagrange multiplier tried when it is bounded again (the small
+#: ones also find the rival maximiser that the split separates).
 LAMBDA_STEPS = (0.0, 0.3, 0.6, 1.0, 1.6, 2.5)
 #: Multiples of the curvature-cancelling gamma tried (0: no tangent-plane product).
 GAMMA_STEPS = (0.0, 1.0, 3.0)
