@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import linalg
+from scipy import linalg, optimize
 
 from ._numerics import DEGENERATE_NORM
 
@@ -41,6 +41,8 @@ __all__: list[str] = []
 LAMBDA_STEPS = (0.0, 0.3, 0.6, 1.0, 1.6, 2.5)
 #: Multiples of the curvature-cancelling gamma tried (0: no tangent-plane product).
 GAMMA_STEPS = (0.0, 1.0, 3.0)
+#: Multiples of the concavity threshold of the multiplier tried for every box.
+THRESHOLD_STEPS = (1.0, 1.3)
 #: Multipliers tried at the root box (a wide grid: nothing is known yet).
 ROOT_LAMBDAS = np.geomspace(0.05, 500.0, 13)
 #: Accelerated projected-gradient steps per bound (the certificate holds after any number).
@@ -50,6 +52,10 @@ EIGEN_MARGIN = 1e-9
 BOUND_MARGIN = 1e-12
 #: Split between rival maximisers when they are this far apart, relative to the widest side.
 RIVAL_APART = 1e-3
+#: Coordinates above this count as free in the KKT estimate of the root box's multipliers.
+ROOT_FREE = 1e-9
+#: Absolute slack subtracted from the root box's certified extents (round-off of the duality bound).
+ROOT_MARGIN = 1e-12
 #: Box widths below this count as this in the scaling of theta (keeps the eigenproblem sane).
 MIN_WIDTH = 1e-7
 
@@ -110,13 +116,55 @@ class _BoxTree:
         self.mu_at = np.zeros((1, n))
 
     def _root(self):
-        """A box that contains Q: the D_2 ellipsoid's shadow (D_2 <= D_alpha for alpha >= 2), within [0, 1]."""
+        """A box that contains Q: each coordinate's range over Q, certified by duality, within the D_2 box."""
+        lo, hi = self._ellipsoid_shadow()
+        for y in range(self.p.size):
+            for sign in (1.0, -1.0):
+                c = np.zeros(self.p.size)
+                c[y] = sign
+                extent = sign * self._certified_min(c)
+                lo[y], hi[y] = (max(lo[y], extent), hi[y]) if sign > 0 else (lo[y], min(hi[y], extent))
+        return lo, hi
+
+    def _ellipsoid_shadow(self):
+        """The D_2 ellipsoid's box (D_2 <= D_alpha for alpha >= 2 puts Q inside it), within [0, 1]."""
         n = self.p.size
         radius = math.expm1(self.alpha * self.geo.eps / (self.alpha - 1))
         chi2 = self.A.T @ (self.A / self.geo.p_x[:, None])
         inverse = self.basis @ np.linalg.inv(self.basis.T @ chi2 @ self.basis) @ self.basis.T
         half = np.sqrt(radius * np.maximum(np.diag(inverse), 0.0)) * (1 + EIGEN_MARGIN) + 1e-15
         return np.maximum(np.zeros(n), self.p - half), np.minimum(np.ones(n), self.p + half)
+
+    def _certified_min(self, c):
+        """A lower bound of min c^T q over Q, valid whatever the optimiser returns (weak duality).
+
+        For any lam >= 0 and x in the simplex, the convex D(q) = c^T q + lam (Phi(q) - level)
+        satisfies min_Q c^T q >= min_simplex D >= D(x) + min_j grad D(x)_j - grad D(x)^T x.
+        SLSQP supplies x and a least-squares KKT estimate supplies lam.
+        """
+        constraints = [
+            {"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones_like(q)},
+            {"type": "ineq", "fun": lambda q: self.level - self._phi(q), "jac": lambda q: -self._grad_phi(q)},
+        ]
+        res = optimize.minimize(
+            lambda q: c @ q,
+            self.p,
+            jac=lambda q: c,
+            method="SLSQP",
+            bounds=[(0.0, 1.0)] * c.size,
+            constraints=constraints,
+            options={"maxiter": 200, "ftol": 1e-15},
+        )
+        x = np.clip(res.x, 0.0, None)
+        x /= x.sum()
+        grad_phi = self._grad_phi(x)
+        free = x > ROOT_FREE
+        design = np.stack([grad_phi[free], np.ones(free.sum())], axis=1)
+        (lam, _), *_ = np.linalg.lstsq(design, -c[free], rcond=None)
+        lam = max(float(lam), 0.0)
+        grad = c + lam * grad_phi
+        value = c @ x + lam * (self._phi(x) - self.level)
+        return float(value + grad.min() - grad @ x) - ROOT_MARGIN
 
     def _phi(self, q):
         return (np.maximum(q @ self.A.T, 0.0) ** self.alpha) @ self.weight
@@ -128,6 +176,23 @@ class _BoxTree:
         d = q - self.p
         return np.sum(d * d / self.p, axis=-1) - d @ mu
 
+    def _h_lo(self, lo):
+        a = self.alpha
+        z_lo = np.maximum(lo @ self.A.T, 0.0)
+        return np.einsum("xy,mx,xz->myz", self.A, a * (a - 1) * self.weight * z_lo ** (a - 2), self.A)
+
+    def _concave_from(self, lo):
+        """The smallest lam that makes F_mu - lam Phi concave on each box without theta."""
+        h = np.einsum("yi,myz,zj->mij", self.basis, self._h_lo(lo), self.basis)
+        d = self.basis.T @ (self.basis * (2 / self.p)[:, None])
+        try:
+            cover = np.linalg.cholesky(h + 1e-300 * np.eye(h.shape[1]))
+        except np.linalg.LinAlgError:
+            return np.full(lo.shape[0], np.inf)
+        x = np.linalg.solve(cover, np.broadcast_to(d, h.shape))
+        x = np.linalg.solve(cover, np.swapaxes(x, 1, 2))
+        return np.linalg.eigvalsh(0.5 * (x + np.swapaxes(x, 1, 2)))[:, -1]
+
     def _cover(self, lo, hi, lam):
         """theta >= 0 that makes the Lagrangian concave on each box (a generalised eigenvalue).
 
@@ -135,10 +200,7 @@ class _BoxTree:
         alpha >= 2 H_Phi(q) >= H_Phi(lo) on the box (A >= 0, z^(alpha-2) increases).  Two
         shapes of theta are tried, and the cheaper (sum theta_y width_y^2) is kept.
         """
-        a = self.alpha
-        z_lo = np.maximum(lo @ self.A.T, 0.0)
-        h_lo = np.einsum("xy,mx,xz->myz", self.A, a * (a - 1) * self.weight * z_lo ** (a - 2), self.A)
-        m = np.diag(2 / self.p)[None] - lam[:, None, None] * h_lo
+        m = np.diag(2 / self.p)[None] - lam[:, None, None] * self._h_lo(lo)
         m = np.einsum("yi,myz,zj->mij", self.basis, m, self.basis)
         width2 = np.maximum(hi - lo, MIN_WIDTH) ** 2
         # Where the Lagrangian is convex: its positive eigen-directions, in the box's coordinates.
@@ -200,6 +262,10 @@ class _BoxTree:
         fresh = ~np.isfinite(self.lam[which])
         known = np.where(fresh, 0.0, self.lam[which])
         trials = [known * s for s in LAMBDA_STEPS]
+        # Also the multiplier from which the Lagrangian is concave with no cover at all.
+        threshold = self._concave_from(lo)
+        if np.all(np.isfinite(threshold)):
+            trials += [threshold * s for s in THRESHOLD_STEPS]
         if fresh.any():
             trials += [np.where(fresh, lam, known) for lam in ROOT_LAMBDAS]
         best = np.full(which.size, np.inf)
