@@ -181,26 +181,43 @@ class _BoxTree:
         z_lo = np.maximum(lo @ self.A.T, 0.0)
         return np.einsum("xy,mx,xz->myz", self.A, a * (a - 1) * self.weight * z_lo ** (a - 2), self.A)
 
-    def _concave_from(self, lo):
-        """The smallest lam that makes F_mu - lam Phi concave on each box without theta."""
-        h = np.einsum("yi,myz,zj->mij", self.basis, self._h_lo(lo), self.basis)
+    def _concave_from(self, h):
+        """The smallest lam that makes F_mu - lam Phi concave on each box without theta (h: Phi's Hessian bound)."""
+        h = np.einsum("yi,myz,zj->mij", self.basis, h, self.basis)
         d = self.basis.T @ (self.basis * (2 / self.p)[:, None])
         try:
-            cover = np.linalg.cholesky(h + 1e-300 * np.eye(h.shape[1]))
+            cover = np.linalg.cholesky(h)
         except np.linalg.LinAlgError:
-            return np.full(lo.shape[0], np.inf)
+            return np.full(h.shape[0], np.inf)
         x = np.linalg.solve(cover, np.broadcast_to(d, h.shape))
         x = np.linalg.solve(cover, np.swapaxes(x, 1, 2))
         return np.linalg.eigvalsh(0.5 * (x + np.swapaxes(x, 1, 2)))[:, -1]
 
-    def _cover(self, lo, hi, lam):
+    def _quadratic_minorant(self, lo, hi, start):
+        """Phi's quadratic minorant on the box's feasible points, expanded where the ascent starts.
+
+        For z >= z_lo the Taylor remainder of z^alpha at z0 is at least kappa (z - z0)^2 with
+        kappa = alpha (alpha - 1) int_0^1 (1 - s) (z0 + s (z_lo - z0))^(alpha - 2) ds, bounded
+        below by Jensen (alpha >= 3, convex integrand) or by the chord (2 <= alpha <= 3).
+        Returns (z0, kappa): its Hessian 2 A^T diag(w kappa) A no longer falls to the box's corner.
+        """
+        a = self.alpha
+        z_lo = np.maximum(lo @ self.A.T, 0.0)
+        z0 = np.maximum(_project(np.clip(start, lo, hi), lo, hi) @ self.A.T, z_lo)
+        if a >= 3:
+            kappa = 0.5 * a * (a - 1) * ((2 * z0 + z_lo) / 3) ** (a - 2)
+        else:
+            kappa = a * (a - 1) * (z0 ** (a - 2) / 3 + z_lo ** (a - 2) / 6)
+        return z0, kappa
+
+    def _cover(self, lo, hi, lam, h):
         """theta >= 0 that makes the Lagrangian concave on each box (a generalised eigenvalue).
 
         The Hessian of L on the plane is 2 D_Y^-1 - lam H_Phi(q) - 2 diag(theta), and for
         alpha >= 2 H_Phi(q) >= H_Phi(lo) on the box (A >= 0, z^(alpha-2) increases).  Two
         shapes of theta are tried, and the cheaper (sum theta_y width_y^2) is kept.
         """
-        m = np.diag(2 / self.p)[None] - lam[:, None, None] * self._h_lo(lo)
+        m = np.diag(2 / self.p)[None] - lam[:, None, None] * h
         m = np.einsum("yi,myz,zj->mij", self.basis, m, self.basis)
         width2 = np.maximum(hi - lo, MIN_WIDTH) ** 2
         # Where the Lagrangian is convex: its positive eigen-directions, in the box's coordinates.
@@ -229,22 +246,25 @@ class _BoxTree:
                 best, best_cost = np.where(cheaper[:, None], theta, best), np.where(cheaper, cost, best_cost)
         return best
 
-    def _bound(self, lo, hi, mu, lam, start):
-        """Certified max of F_mu over each box's feasible points, the ascent's end point, and theta."""
-        theta = self._cover(lo, hi, lam)
+    def _bound(self, lo, hi, mu, lam, start, constraint):
+        """Certified max of F_mu over each box's feasible points, the ascent's end point, and theta.
+
+        ``constraint`` is ``(phi, grad_phi, h, curvature)``: Phi itself or a minorant of it on
+        the box's feasible points, a lower bound of its Hessian on the box, and an upper bound
+        of that Hessian's norm (for the step).
+        """
+        phi, grad_phi, h, curvature = constraint
+        theta = self._cover(lo, hi, lam, h)
         level = self.level
 
         def lagrangian(q):
-            return self._values(q, mu) + lam * (level - self._phi(q)) + np.sum(theta * (q - lo) * (hi - q), axis=-1)
+            return self._values(q, mu) + lam * (level - phi(q)) + np.sum(theta * (q - lo) * (hi - q), axis=-1)
 
         def gradient(q):
-            return 2 * (q - self.p) / self.p - mu - lam[:, None] * self._grad_phi(q) + theta * (lo + hi - 2 * q)
+            return 2 * (q - self.p) / self.p - mu - lam[:, None] * grad_phi(q) + theta * (lo + hi - 2 * q)
 
         # Step 1 / (a bound of the Hessian's norm on the box): the ascent cannot diverge.
-        a = self.alpha
-        z_hi = np.maximum(hi @ self.A.T, 0.0)
-        phi_curv = (a * (a - 1) * self.weight * z_hi ** (a - 2)) @ np.sum(self.A**2, axis=1)
-        step = (1 / (2 / self.p.min() + lam * phi_curv + 2 * theta.max(axis=-1)))[:, None]
+        step = (1 / (2 / self.p.min() + lam * curvature + 2 * theta.max(axis=-1)))[:, None]
         x = _project(np.clip(start, lo, hi), lo, hi)
         y, t_acc = x.copy(), 1.0
         for _ in range(ASCENT_STEPS):
@@ -256,27 +276,45 @@ class _BoxTree:
         bound = lagrangian(x) + np.sum(g * (_knapsack(g, lo, hi) - x), axis=-1)
         return bound + BOUND_MARGIN * np.abs(bound) + 1e-15, x, theta
 
+    def _constraints(self, lo, hi, start):
+        """Phi itself (Hessian bound at the box's lower corner) and its quadratic minorant."""
+        a, w, row_norms = self.alpha, self.weight, np.sum(self.A**2, axis=1)
+        z_hi = np.maximum(hi @ self.A.T, 0.0)
+        exact = (self._phi, self._grad_phi, self._h_lo(lo), (a * (a - 1) * w * z_hi ** (a - 2)) @ row_norms)
+        z0, kappa = self._quadratic_minorant(lo, hi, start)
+
+        def phi(q):
+            dz = q @ self.A.T - z0
+            return np.sum(w * (z0**a + a * z0 ** (a - 1) * dz + kappa * dz**2), axis=-1)
+
+        def grad_phi(q):
+            return (w * (a * z0 ** (a - 1) + 2 * kappa * (q @ self.A.T - z0))) @ self.A
+
+        h = np.einsum("xy,mx,xz->myz", self.A, 2 * w * kappa, self.A)
+        return exact, (phi, grad_phi, h, (2 * w * kappa) @ row_norms)
+
     def _evaluate(self, which, mu):
-        """Bound the boxes ``which`` with each trial multiplier and keep the best per box."""
+        """Bound the boxes ``which`` with each trial multiplier and constraint model; keep the best per box."""
         lo, hi, start = self.lo[which], self.hi[which], self.start[which]
         fresh = ~np.isfinite(self.lam[which])
         known = np.where(fresh, 0.0, self.lam[which])
-        trials = [known * s for s in LAMBDA_STEPS]
-        # Also the multiplier from which the Lagrangian is concave with no cover at all.
-        threshold = self._concave_from(lo)
-        if np.all(np.isfinite(threshold)):
-            trials += [threshold * s for s in THRESHOLD_STEPS]
-        if fresh.any():
-            trials += [np.where(fresh, lam, known) for lam in ROOT_LAMBDAS]
         best = np.full(which.size, np.inf)
         best_x, best_lam, best_theta = start.copy(), known.copy(), np.zeros_like(lo)
         results = []
-        for lam in trials:
-            bound, x, theta = self._bound(lo, hi, mu, lam, start)
-            results.append((lam, bound, x))
-            better = bound < best
-            best[better], best_x[better], best_lam[better] = bound[better], x[better], lam[better]
-            best_theta[better] = theta[better]
+        for constraint in self._constraints(lo, hi, start):
+            trials = [known * s for s in LAMBDA_STEPS]
+            # Also the multiplier from which the Lagrangian is concave with no cover at all.
+            threshold = self._concave_from(constraint[2])
+            if np.all(np.isfinite(threshold)):
+                trials += [threshold * s for s in THRESHOLD_STEPS]
+            if fresh.any():
+                trials += [np.where(fresh, lam, known) for lam in ROOT_LAMBDAS]
+            for lam in trials:
+                bound, x, theta = self._bound(lo, hi, mu, lam, start, constraint)
+                results.append((lam, bound, x))
+                better = bound < best
+                best[better], best_x[better], best_lam[better] = bound[better], x[better], lam[better]
+                best_theta[better] = theta[better]
         # The rival: the maximiser of the best trial with a smaller multiplier.
         rival, rival_bound = best_x.copy(), np.full(which.size, np.inf)
         for lam, bound, x in results:
