@@ -81,9 +81,13 @@ CONE_SHARE = 0.1
 CONE_SECONDS_UNLIMITED = 30.0
 #: Most boxes split in one round, and the columns carried from one box-phase LP to the next.
 BOX_BATCH = 400
-BOX_LP_COLUMNS = 2000
+BOX_LP_COLUMNS = 4000
 #: Seconds a box round aims at (the batch adapts), which is how far the time limit may be overrun.
 BOX_ROUND_SECONDS = 1.0
+#: Every this many box rounds, a local search (SLSQP) prices posteriors from the worst boxes.
+BOX_LOCAL_EVERY = 4
+BOX_LOCAL_STARTS = 8
+BOX_LOCAL_ITER = 100
 #: Every this many box rounds, a local search prices posteriors from this many of the worst boxes.
 BOX_LOCAL_EVERY = 4
 BOX_LOCAL_STARTS = 8
@@ -395,12 +399,16 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes):
             return columns, value, weights, mu, best_upper, bounds.size
         live = live[np.argsort(-bounds[live])][:batch]
         found = _pull_inside(geo, tree.candidates(live))
+        if rounds % BOX_LOCAL_EVERY == 0 and not out_of_time():
+            local = _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER)
+            found = np.concatenate([found, _pull_inside(geo, local)], axis=1)
         priced = _gains(model, found) - mu @ (found - model.p_y[:, None])
-        better = found[:, priced > value * (1 + PRICING_RTOL) + LP_TOLERANCE]
+        better = found[:, priced > value * (1 + PRICING_RTOL)]
         if better.shape[1]:
-            reduced = _gains(model, columns) - mu @ (columns - model.p_y[:, None])
-            keep = columns[:, np.argsort(-reduced)[:BOX_LP_COLUMNS]]  # the support first
-            columns = np.concatenate([model.p_y[:, None], keep, better], axis=1)
+            # The support, then the newest columns: the boxes' points are where mu is still wrong.
+            support = columns[:, weights > NEGLIGIBLE_WEIGHT]
+            columns = np.concatenate([model.p_y[:, None], support, columns, better], axis=1)
+            columns = np.concatenate([columns[:, : 1 + support.shape[1]], columns[:, -BOX_LP_COLUMNS:]], axis=1)
             value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
         tree.split(live)
         # Keep a round near BOX_ROUND_SECONDS, so that the time limit is kept to about that.
