@@ -224,11 +224,10 @@ class _BoxTree:
         eig, vec = np.linalg.eigh(m)
         directions = np.einsum("yi,mik->myk", self.basis, vec)
         spread = np.sqrt(np.einsum("myk,mk->my", directions**2, np.maximum(eig, 0.0)))
-        spread += 1e-6 * spread.max(axis=1, keepdims=True) + 1e-300
         shapes = (
             1 / (lo.shape[1] * width2),  # equal cost per coordinate
             np.broadcast_to(1 / self.p, lo.shape),  # F's own curvature
-            spread / np.sqrt(width2),  # optimal for a rank-one convexity
+            spread / np.sqrt(width2) + 1e-6 / self.p,  # optimal for a rank-one convexity (kept definite)
         )
         best, best_cost = None, None
         for shape in shapes:

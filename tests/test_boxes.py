@@ -1,0 +1,200 @@
+"""The box branch and bound (renyi.lift.boxes) against independent computations.
+
+Its bounds certify global_optimum's upper bound at large |Y|, so every piece is checked
+against something that does not share its code: the projection and the knapsack against
+scipy's solvers, the root box and the box bounds against feasible points found by SLSQP
+over the exact alpha-lift constraint and by rejection sampling, the quadratic minorant
+against the power it bounds.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from oracles import best_mechanism_multistart, lifts_of_channel
+from scipy import optimize
+from test_optimum import random_model
+
+from renyi.lift import epsilon_max, global_optimum
+from renyi.lift.boxes import _BoxTree, _knapsack, _project, _tighten
+from renyi.lift.cones import _Geometry
+
+
+def _random_boxes(rng, m, n):
+    lo = rng.uniform(0, 0.5 / n, (m, n))
+    hi = lo + rng.uniform(0.05, 2.0 / n, (m, n))
+    lo, hi, ok = _tighten(lo, hi)
+    return lo[ok], hi[ok]
+
+
+def _phi(model, q, order):
+    """Sum_x P_X(x) (P_{X|U}(x|u) / P_X(x))^alpha, from the definition (eq. (1) to the power alpha)."""
+    ratio = (model.A @ q) / model.p_x
+    return float(np.sum(model.p_x * ratio**order))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 12))
+def test_projection_is_the_nearest_point_of_box_and_plane(seed, n):
+    rng = np.random.default_rng(seed)
+    lo, hi = _random_boxes(rng, 4, n)
+    x = rng.uniform(-0.5, 0.8, lo.shape)
+    q = _project(x, lo, hi)
+    for i in range(lo.shape[0]):
+        ref = optimize.minimize(
+            lambda z: np.sum((z - x[i]) ** 2),
+            0.5 * (lo[i] + hi[i]),
+            jac=lambda z: 2 * (z - x[i]),
+            bounds=list(zip(lo[i], hi[i])),
+            constraints=[{"type": "eq", "fun": lambda z: z.sum() - 1, "jac": lambda z: np.ones_like(z)}],
+            method="SLSQP",
+            options={"ftol": 1e-15, "maxiter": 500},
+        ).x
+        assert np.all(q[i] >= lo[i] - 1e-15) and np.all(q[i] <= hi[i] + 1e-15)
+        assert abs(q[i].sum() - 1) < 1e-12
+        assert np.sum((q[i] - x[i]) ** 2) <= np.sum((ref - x[i]) ** 2) + 1e-10
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 12))
+def test_knapsack_is_the_linear_programs_maximum(seed, n):
+    rng = np.random.default_rng(seed)
+    lo, hi = _random_boxes(rng, 4, n)
+    g = rng.standard_normal(lo.shape)
+    v = _knapsack(g, lo, hi)
+    for i in range(lo.shape[0]):
+        ref = optimize.linprog(-g[i], A_eq=np.ones((1, n)), b_eq=[1.0], bounds=list(zip(lo[i], hi[i])))
+        assert ref.status == 0
+        assert abs(v[i].sum() - 1) < 1e-12 and np.all(v[i] >= lo[i] - 1e-15) and np.all(v[i] <= hi[i] + 1e-15)
+        assert g[i] @ v[i] == pytest.approx(-ref.fun, abs=1e-12)
+
+
+def test_tightening_keeps_every_point_of_the_plane():
+    rng = np.random.default_rng(0)
+    lo = rng.uniform(0, 0.2, (50, 5))
+    hi = lo + rng.uniform(0, 0.5, (50, 5))
+    new_lo, new_hi, ok = _tighten(lo, hi)
+    for i in range(50):
+        points = rng.uniform(lo[i], hi[i], (4000, 5))
+        on_plane = points[np.abs(points.sum(axis=1) - 1) < 0.02]
+        on_plane = on_plane / on_plane.sum(axis=1, keepdims=True)
+        inside = np.all((on_plane >= lo[i]) & (on_plane <= hi[i]), axis=1)
+        if inside.any():
+            assert ok[i]
+            assert np.all(on_plane[inside] >= new_lo[i] - 1e-12) and np.all(on_plane[inside] <= new_hi[i] + 1e-12)
+
+
+@pytest.mark.parametrize("order", [2, 3, 5])
+def test_root_box_contains_the_feasible_set(order):
+    model = random_model(21, 8)
+    eps = 0.05
+    tree = _BoxTree(_Geometry(model, eps, order))
+    lo, hi = tree.lo[0], tree.hi[0]
+    rng = np.random.default_rng(1)
+    level = math.exp(order * eps)
+    # Extreme points of Q along random linear objectives (SLSQP on the definition).
+    for _ in range(40):
+        c = rng.standard_normal(model.p_y.size)
+        res = optimize.minimize(
+            lambda q: c @ q,
+            model.p_y,
+            bounds=[(0, 1)] * model.p_y.size,
+            constraints=[
+                {"type": "eq", "fun": lambda q: q.sum() - 1},
+                {"type": "ineq", "fun": lambda q: level - _phi(model, q, order)},
+            ],
+            method="SLSQP",
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
+        q = res.x
+        if _phi(model, q, order) <= level and abs(q.sum() - 1) < 1e-10 and q.min() >= 0:
+            assert np.all(q >= lo - 1e-9) and np.all(q <= hi + 1e-9)
+
+
+@pytest.mark.parametrize("order", [2.0, 2.5, 3.0, 5.0])
+def test_quadratic_minorant_lies_below_the_power(order):
+    rng = np.random.default_rng(int(order * 10))
+    model = random_model(3, 6)
+    tree = _BoxTree(_Geometry(model, 0.05, order))
+    lo, hi = _random_boxes(rng, 200, 6)
+    start = rng.uniform(lo, hi)
+    z0, kappa = tree._quadratic_minorant(lo, hi, start)
+    z_lo = lo @ model.A.T
+    for scale in np.linspace(0, 3, 31):
+        z = z_lo + scale * (z0 - z_lo) + (scale > 1) * 0.3 * scale
+        taylor = z0**order + order * z0 ** (order - 1) * (z - z0) + kappa * (z - z0) ** 2
+        assert np.all(z**order >= taylor - 1e-13 * np.maximum(1, z**order))
+
+
+@pytest.mark.parametrize("seed,k,eps", [(4, 5, 0.05), (5, 8, 0.02), (6, 8, 0.002)])
+def test_box_bounds_dominate_feasible_values(seed, k, eps):
+    """No feasible posterior in a box has F_mu above the box's bound (SLSQP and sampling)."""
+    order = 3
+    model = random_model(seed, k)
+    geo = _Geometry(model, eps, order)
+    tree = _BoxTree(geo)
+    rng = np.random.default_rng(seed)
+    mu = 0.3 * rng.standard_normal(k)
+    for _ in range(6):
+        bounds = tree.bounds(mu)
+        tree.split(np.argsort(-bounds)[: max(1, bounds.size // 2)])
+    bounds = tree.bounds(mu)
+    level = math.exp(order * eps)
+
+    def f_mu(q):
+        d = q - model.p_y
+        return np.sum(d * d / model.p_y, axis=-1) - d @ mu
+
+    checked = 0
+    for i in np.argsort(-bounds)[:12]:
+        lo, hi = tree.lo[i], tree.hi[i]
+        # Rejection sampling of box, plane and constraint.
+        points = rng.uniform(lo, hi, (20_000, k))
+        points = points + (1 - points.sum(axis=1, keepdims=True)) / k
+        points = points[np.all((points >= lo) & (points <= hi), axis=1)]
+        phi = np.sum(model.p_x * ((points @ model.A.T) / model.p_x) ** order, axis=1)
+        feasible = points[phi <= level]
+        if feasible.size:
+            checked += 1
+            assert f_mu(feasible).max() <= bounds[i] * (1 + 1e-9) + 1e-12
+        for start in rng.uniform(lo, hi, (3, k)):
+            res = optimize.minimize(
+                lambda q: -f_mu(q),
+                start,
+                bounds=list(zip(lo, hi)),
+                constraints=[
+                    {"type": "eq", "fun": lambda q: q.sum() - 1},
+                    {"type": "ineq", "fun": lambda q: level - _phi(model, q, order)},
+                ],
+                method="SLSQP",
+                options={"ftol": 1e-14, "maxiter": 300},
+            )
+            q = res.x
+            inside = np.all(q >= lo - 1e-12) and np.all(q <= hi + 1e-12) and abs(q.sum() - 1) < 1e-10
+            if inside and _phi(model, q, order) <= level:
+                checked += 1
+                assert f_mu(q) <= bounds[i] * (1 + 1e-9) + 1e-12, (f_mu(q), bounds[i])
+    assert checked > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed,order,eps", [(31, 3, 0.02), (32, 5, 0.1), (33, 3, None)])
+def test_oracle_never_beats_the_upper_bound_at_size_10(seed, order, eps):
+    """|Y| = 10, where the box branch and bound supplies the upper bound."""
+    model = random_model(seed, 10)
+    eps = 0.5 * epsilon_max(model, order) if eps is None else eps
+    result = global_optimum(model, eps, order, rtol=1e-4, time_limit=6)
+    oracle = best_mechanism_multistart(model.p_y, model.A, eps, order, starts=3, seed=seed)
+    assert result.boxes > 0 and result.lower_bound <= result.upper_bound
+    assert oracle <= result.upper_bound * (1 + 1e-8), (oracle, result.upper_bound)
+    assert oracle - result.lower_bound <= result.gap * result.upper_bound + 1e-9
+    lifts = lifts_of_channel(result.p_u_given_y, model.p_y, model.A, model.p_x, order)
+    assert np.all(lifts <= math.exp(eps) * (1 + 1e-10))
+    assert result.elapsed < 6 + 4  # a box round aims at one second
+
+
+def test_boxes_do_not_run_where_their_proof_does_not_apply():
+    model = random_model(5, 10)
+    assert global_optimum(model, 0.02, 1.5, rtol=1e-3, time_limit=2).boxes == 0  # alpha < 2
+    assert global_optimum(random_model(5, 6), 0.02, 3, time_limit=2).boxes == 0  # small |Y|: cones suffice
