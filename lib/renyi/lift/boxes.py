@@ -4,25 +4,40 @@ Weak duality bounds :math:`V_{\chi^2}` by :math:`U(\mu)=\max_{q\in\mathcal Q^{\r
 with the convex :math:`F_\mu(q)=g(q)-\mu^{\mathsf T}(q-P_Y)`.  The conical branch and bound
 (:mod:`renyi.lift.cones`) bounds it by vertex enumeration, which needs exponentially many
 cones as :math:`|\mathcal Y|` grows.  Here the posteriors are split into boxes
-:math:`\ell\le q\le u` (on the plane :math:`\mathbf 1^{\mathsf T}q=1`), and on each box
+:math:`\ell\le q\le u` on the plane :math:`\mathbf 1^{\mathsf T}q=1`, and on each box
 :math:`F_\mu` is majorised on :math:`\mathcal Q^{\rm ex}_\epsilon` by a **concave** function
 
 .. math::
 
-    L(q)=F_\mu(q)+\lambda\,(e^{\alpha\epsilon}-\Phi_\alpha(q))
-    +\textstyle\sum_y\theta_y(q_y-\ell_y)(u_y-q_y),\qquad\lambda,\theta\ge0 .
+    L(q)=F_\mu(q)+\lambda\,(e^{\alpha\epsilon}-\tilde\Phi(q))
+    +\textstyle\sum_y\theta_y(q_y-\ell_y)(u_y-q_y),\qquad\lambda,\theta\ge0,
 
-Both added terms are non-negative on the box's feasible points, so :math:`L\ge F_\mu`
-there.  For
-:math:`\alpha\ge2` the Hessian of :math:`\Phi_\alpha` is smallest at the box's lower
-corner, and :math:`\theta` is raised until :math:`\nabla^2L\preceq0` on the plane (a
-generalised eigenvalue).  The maximum of a concave function is then certified by its
-supergradient: for any :math:`\hat q` in the box,
-:math:`\max L\le L(\hat q)+\max_v\nabla L(\hat q)^{\mathsf T}(v-\hat q)`, a fractional
-knapsack.  At a local maximiser of :math:`F_\mu` with its KKT multiplier the added terms
-vanish, so boxes around the optimal posteriors close at a finite size: the S-lemma is
-exact for a quadratic on an ellipsoid, which :math:`\mathcal Q^{\rm ex}_\epsilon` is to
-second order.  Taught in the chapter *General leakage matrices* (``book/part2``).
+where :math:`\tilde\Phi\le\Phi_\alpha` on the box's feasible points: :math:`\Phi_\alpha`
+itself, or its quadratic minorant there (a Taylor polynomial at a point of the box with a
+proved lower bound of the remainder).  Both added terms are non-negative on the box's
+feasible points, so :math:`L\ge F_\mu` there.
+
+* **Concavity.**  For :math:`\alpha\ge2` the Hessian of :math:`\Phi_\alpha` is smallest at the
+  box's lower corner (:math:`A\ge0`), that of the minorant is constant, and :math:`\theta` is
+  raised until :math:`\nabla^2L\preceq0` on the plane (a generalised eigenvalue, with a
+  safety margin).
+* **Certificate.**  For any :math:`\hat q` in the box,
+  :math:`\max L\le L(\hat q)+\max_v\nabla L(\hat q)^{\mathsf T}(v-\hat q)`, a fractional
+  knapsack; :math:`\hat q` comes from an accelerated projected ascent, whose accuracy
+  affects only how tight the bound is.
+* **Multipliers.**  :math:`\lambda` is tried at multiples of the parent box's and at the
+  value from which :math:`F_\mu-\lambda\tilde\Phi` is concave without :math:`\theta`.
+* **Root and splits.**  The root box is each coordinate's range over
+  :math:`\mathcal Q^{\rm ex}_\epsilon`, certified by duality.  A box is halved between the
+  maximisers of two competing multipliers when they differ (the hard case of the
+  trust-region problem), else across its widest side in the :math:`\chi^2` metric.
+
+At a local maximiser of :math:`F_\mu` with its KKT multiplier the added terms vanish,
+which is why the bound tightens fast where :math:`\mathcal Q^{\rm ex}_\epsilon` is nearly an
+ellipsoid (small :math:`\epsilon`: the S-lemma is exact for a quadratic on an ellipsoid).
+Where the optimal posteriors sit on faces of the simplex, the Lagrangian is convex across
+the faces and the boxes must shrink in every direction, so the gap closes slowly.  Taught
+in the chapter *General leakage matrices* (``book/part2``).
 """
 
 from __future__ import annotations
@@ -45,7 +60,9 @@ GAMMA_STEPS = (0.0, 1.0, 3.0)
 THRESHOLD_STEPS = (1.0, 1.3)
 #: Multipliers tried at the root box (a wide grid: nothing is known yet).
 ROOT_LAMBDAS = np.geomspace(0.05, 500.0, 13)
-#: Accelerated projected-gradient steps per bound (the certificate holds after any number).
+#: Accelerated projected-gradient steps per bound (the certificate holds after any number):
+#: a short ascent ranks the trial multipliers, a long one finishes the best.
+TRIAL_STEPS = 50
 ASCENT_STEPS = 100
 #: Relative safety margins on computed eigenvalues and bounds (floating-point round-off).
 EIGEN_MARGIN = 1e-9
@@ -92,6 +109,33 @@ def _tighten(lo, hi):
     lo = np.maximum(lo, 1 - (hi.sum(axis=-1, keepdims=True) - hi))
     hi = np.minimum(hi, 1 - (lo.sum(axis=-1, keepdims=True) - lo))
     return lo, hi, np.all(lo <= hi, axis=-1) & (lo.sum(axis=-1) <= 1) & (hi.sum(axis=-1) >= 1)
+
+
+class _Constraint:
+    """Phi, or its quadratic minorant, on a stack of boxes: values, gradients and Hessian bounds.
+
+    ``z0`` None means Phi itself.  ``h`` bounds the Hessian below on each box, ``curvature``
+    bounds its norm above (for the ascent's step).
+    """
+
+    def __init__(self, tree, h, curvature, z0=None, kappa=None):
+        self.tree, self.h, self.curvature, self.z0, self.kappa = tree, h, curvature, z0, kappa
+
+    def rows(self, idx):
+        pick = lambda v: None if v is None else v[idx]
+        return _Constraint(self.tree, self.h[idx], self.curvature[idx], pick(self.z0), pick(self.kappa))
+
+    def phi(self, q):
+        if self.z0 is None:
+            return self.tree._phi(q)
+        a, dz = self.tree.alpha, q @ self.tree.A.T - self.z0
+        return np.sum(self.tree.weight * (self.z0**a + a * self.z0 ** (a - 1) * dz + self.kappa * dz**2), axis=-1)
+
+    def grad(self, q):
+        if self.z0 is None:
+            return self.tree._grad_phi(q)
+        a, dz = self.tree.alpha, q @ self.tree.A.T - self.z0
+        return (self.tree.weight * (a * self.z0 ** (a - 1) + 2 * self.kappa * dz)) @ self.tree.A
 
 
 class _BoxTree:
@@ -245,15 +289,14 @@ class _BoxTree:
                 best, best_cost = np.where(cheaper[:, None], theta, best), np.where(cheaper, cost, best_cost)
         return best
 
-    def _bound(self, lo, hi, mu, lam, start, constraint):
+    def _bound(self, lo, hi, mu, lam, start, constraint, steps=None):
         """Certified max of F_mu over each box's feasible points, the ascent's end point, and theta.
 
-        ``constraint`` is ``(phi, grad_phi, h, curvature)``: Phi itself or a minorant of it on
-        the box's feasible points, a lower bound of its Hessian on the box, and an upper bound
-        of that Hessian's norm (for the step).
+        ``constraint`` (a :class:`_Constraint`) is Phi itself or a minorant of it on the box's
+        feasible points.
         """
-        phi, grad_phi, h, curvature = constraint
-        theta = self._cover(lo, hi, lam, h)
+        phi, grad_phi, curvature = constraint.phi, constraint.grad, constraint.curvature
+        theta = self._cover(lo, hi, lam, constraint.h)
         level = self.level
 
         def lagrangian(q):
@@ -266,7 +309,7 @@ class _BoxTree:
         step = (1 / (2 / self.p.min() + lam * curvature + 2 * theta.max(axis=-1)))[:, None]
         x = _project(np.clip(start, lo, hi), lo, hi)
         y, t_acc = x.copy(), 1.0
-        for _ in range(ASCENT_STEPS):
+        for _ in range(ASCENT_STEPS if steps is None else steps):
             x_new = _project(y + step * gradient(y), lo, hi)
             t_new = 0.5 * (1 + math.sqrt(1 + 4 * t_acc * t_acc))
             y = x_new + ((t_acc - 1) / t_new) * (x_new - x)
@@ -279,18 +322,10 @@ class _BoxTree:
         """Phi itself (Hessian bound at the box's lower corner) and its quadratic minorant."""
         a, w, row_norms = self.alpha, self.weight, np.sum(self.A**2, axis=1)
         z_hi = np.maximum(hi @ self.A.T, 0.0)
-        exact = (self._phi, self._grad_phi, self._h_lo(lo), (a * (a - 1) * w * z_hi ** (a - 2)) @ row_norms)
+        exact = _Constraint(self, self._h_lo(lo), (a * (a - 1) * w * z_hi ** (a - 2)) @ row_norms)
         z0, kappa = self._quadratic_minorant(lo, hi, start)
-
-        def phi(q):
-            dz = q @ self.A.T - z0
-            return np.sum(w * (z0**a + a * z0 ** (a - 1) * dz + kappa * dz**2), axis=-1)
-
-        def grad_phi(q):
-            return (w * (a * z0 ** (a - 1) + 2 * kappa * (q @ self.A.T - z0))) @ self.A
-
         h = np.einsum("xy,mx,xz->myz", self.A, 2 * w * kappa, self.A)
-        return exact, (phi, grad_phi, h, (2 * w * kappa) @ row_norms)
+        return exact, _Constraint(self, h, (2 * w * kappa) @ row_norms, z0, kappa)
 
     def _evaluate(self, which, mu):
         """Bound the boxes ``which`` with each trial multiplier and constraint model; keep the best per box."""
@@ -300,20 +335,31 @@ class _BoxTree:
         best = np.full(which.size, np.inf)
         best_x, best_lam, best_theta = start.copy(), known.copy(), np.zeros_like(lo)
         results = []
-        for constraint in self._constraints(lo, hi, start):
+        winner = np.zeros(which.size, dtype=int)
+        constraints = self._constraints(lo, hi, start)
+        for c, constraint in enumerate(constraints):
             trials = [known * s for s in LAMBDA_STEPS]
             # Also the multiplier from which the Lagrangian is concave with no cover at all.
-            threshold = self._concave_from(constraint[2])
+            threshold = self._concave_from(constraint.h)
             if np.all(np.isfinite(threshold)):
                 trials += [threshold * s for s in THRESHOLD_STEPS]
             if fresh.any():
                 trials += [np.where(fresh, lam, known) for lam in ROOT_LAMBDAS]
             for lam in trials:
-                bound, x, theta = self._bound(lo, hi, mu, lam, start, constraint)
+                # A short ascent ranks the trials; the winner's is continued below.
+                bound, x, theta = self._bound(lo, hi, mu, lam, start, constraint, steps=TRIAL_STEPS)
                 results.append((lam, bound, x))
                 better = bound < best
                 best[better], best_x[better], best_lam[better] = bound[better], x[better], lam[better]
-                best_theta[better] = theta[better]
+                best_theta[better], winner[better] = theta[better], c
+        for c, constraint in enumerate(constraints):
+            rows = np.flatnonzero(winner == c)
+            if rows.size:
+                bound, x, theta = self._bound(
+                    lo[rows], hi[rows], mu, best_lam[rows], best_x[rows], constraint.rows(rows)
+                )
+                keep = bound < best[rows]
+                best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
         # The rival: the maximiser of the best trial with a smaller multiplier.
         rival, rival_bound = best_x.copy(), np.full(which.size, np.inf)
         for lam, bound, x in results:
