@@ -1,4 +1,4 @@
-r"""The box branch and bound behind the upper bound of :func:`~renyi.lift.optimum.global_optimum` at large |Y|.
+r"""The box branch and bound of :func:`~renyi.lift.optimum.global_optimum`, for large alphabets.
 
 Weak duality bounds :math:`V_{\chi^2}` by :math:`U(\mu)=\max_{q\in\mathcal Q^{\rm ex}_\epsilon}F_\mu(q)`
 with the convex :math:`F_\mu(q)=g(q)-\mu^{\mathsf T}(q-P_Y)`.  The conical branch and bound
