@@ -20,6 +20,12 @@ from .model import LeakageModel
 SLSQP_FTOL_POSTERIOR = 1e-15
 #: Singular directions of W shorter than this after projection are dropped.
 SINGULAR_DIRECTION_NORM = 1e-12
+#: The channel polish: its iterations, the random tilt of its start, and the smallest output kept.
+CHANNEL_POLISH_ITER = 300
+CHANNEL_TILT = 0.02
+TINY_OUTPUT = 1e-12
+#: Floor of an output's probability inside the polish (its square must not underflow).
+OUTPUT_FLOOR = 1e-100
 
 __all__: list[str] = []
 
@@ -158,3 +164,71 @@ def _seed_points(model, geo):
     c = c[:, np.linalg.norm(c, axis=0) > SINGULAR_DIRECTION_NORM]
     c = np.concatenate([c, -c], axis=1)
     return geo.rays(c / np.linalg.norm(c, axis=0))[1]
+
+
+def _polish_channel(geo, q, w, seed, max_iter=CHANNEL_POLISH_ITER):
+    """Local optimum over the channel P_{U|Y} itself (|U| = |Y|), started near the mechanism (q, w).
+
+    The posterior parametrisation of :func:`_polish_mechanism` keeps the number of outputs
+    and can stall where an output should split; over the channel, with |Y| rows of which
+    the unused ones start at zero plus a small random tilt, SLSQP can split them.  Returns
+    the posteriors of the result, moved onto the feasible set (columns; empty on failure).
+    """
+    p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
+    n = p.size
+    rng = np.random.default_rng(seed)
+    channel = np.zeros((n, n))
+    rows = min(n, w.size)
+    order = np.argsort(-w)[:rows]
+    channel[:rows] = (q[:, order] * w[order]).T / p[None, :]
+    channel = (1 - CHANNEL_TILT) * channel + CHANNEL_TILT * rng.dirichlet(np.ones(n), size=n).T
+    channel /= channel.sum(axis=0, keepdims=True)
+    weight = p_x ** (1 - alpha)
+    bound = alpha * geo.eps
+
+    def objective(x):
+        c = x.reshape(n, n)
+        p_u = np.maximum(c @ p, OUTPUT_FLOOR)
+        s = (c * c) @ p
+        grad = 2 * c * p[None, :] / p_u[:, None] - (s / p_u**2)[:, None] * p[None, :]
+        return -(np.sum(s / p_u) - 1), -grad.ravel()
+
+    def privacy(x):
+        c = x.reshape(n, n)
+        p_u = np.maximum(c @ p, OUTPUT_FLOOR)
+        m = np.maximum((c * p[None, :]) @ A.T, 0.0)
+        return bound - np.log(np.maximum((m**alpha) @ weight, TINY)) + alpha * np.log(p_u)
+
+    def privacy_jac(x):
+        c = x.reshape(n, n)
+        p_u = np.maximum(c @ p, OUTPUT_FLOOR)
+        m = np.maximum((c * p[None, :]) @ A.T, 0.0)
+        total = np.maximum((m**alpha) @ weight, TINY)
+        inner = ((m ** (alpha - 1)) * weight) @ A  # (n_u, n_y)
+        block = -alpha * p[None, :] * (inner / total[:, None] - 1 / p_u[:, None])
+        jac = np.zeros((n, n * n))
+        jac[np.arange(n)[:, None], np.arange(n)[:, None] * n + np.arange(n)[None, :]] = block
+        return jac
+
+    sums = np.zeros((n, n * n))
+    sums[np.arange(n)[None, :].repeat(n, axis=0), np.arange(n * n).reshape(n, n)] = 1.0
+    res = optimize.minimize(
+        objective,
+        channel.ravel(),
+        jac=True,
+        method="SLSQP",
+        bounds=[(0.0, 1.0)] * (n * n),
+        constraints=[
+            {"type": "eq", "fun": lambda x: x.reshape(n, n).sum(axis=0) - 1, "jac": lambda x: sums},
+            {"type": "ineq", "fun": privacy, "jac": privacy_jac},
+        ],
+        options={"maxiter": max_iter, "ftol": SLSQP_FTOL},
+    )
+    c = np.clip(res.x.reshape(n, n), 0.0, None)
+    joint = c * p[None, :]
+    p_u = joint.sum(axis=1)
+    keep = p_u > TINY_OUTPUT
+    if not np.any(keep):
+        return np.zeros((n, 0))
+    posteriors = (joint[keep] / p_u[keep, None]).T
+    return _pull_inside(geo, posteriors / posteriors.sum(axis=0, keepdims=True))
