@@ -198,3 +198,30 @@ def test_boxes_do_not_run_where_their_proof_does_not_apply():
     model = random_model(5, 10)
     assert global_optimum(model, 0.02, 1.5, rtol=1e-3, time_limit=2).boxes == 0  # alpha < 2
     assert global_optimum(random_model(5, 6), 0.02, 3, time_limit=2).boxes == 0  # small |Y|: cones suffice
+
+
+def test_channel_polish_splits_outputs_and_stays_feasible():
+    """The channel search (renyi.lift.candidates) from a 2-output mechanism: feasible, and no worse."""
+    from renyi.lift.candidates import _polish_channel
+    from renyi.lift.optimum import _gains, _solve_lp
+
+    order, eps = 3, 0.05
+    model = random_model(41, 8)
+    geo = _Geometry(model, eps, order)
+    start = global_optimum(model, eps, order, rtol=1e-3, time_limit=2)
+    two = np.argsort(-start.p_u)[:2]
+    q, w = start.p_y_given_u[:, two], start.p_u[two]
+    # The two heaviest outputs alone (their barycentre is not P_Y), mixed with P_Y itself.
+    columns = np.concatenate([model.p_y[:, None], q], axis=1)
+    base, weights, _ = _solve_lp(model, columns, _gains(model, columns))
+    found = _polish_channel(geo, columns[:, weights > 0], weights[weights > 0], seed=0)
+    assert found.shape[0] == model.p_y.size and found.shape[1] >= 1
+    level = math.exp(order * eps)
+    for qu in found.T:
+        assert abs(qu.sum() - 1) < 1e-12 and qu.min() >= 0
+        assert _phi(model, qu, order) <= level * (1 + 1e-12)
+    columns = np.concatenate([columns, found], axis=1)
+    value, _, _ = _solve_lp(model, columns, _gains(model, columns))
+    # From a start that mixes to nothing (base 0 here) it recovers the whole bracket's lower end.
+    assert value >= base - 1e-12 and value >= start.lower_bound * (1 - 1e-6)
+    assert value <= start.upper_bound * (1 + 1e-9)
