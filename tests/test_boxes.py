@@ -210,7 +210,7 @@ def test_channel_polish_splits_outputs_and_stays_feasible():
     geo = _Geometry(model, eps, order)
     start = global_optimum(model, eps, order, rtol=1e-3, time_limit=2)
     two = np.argsort(-start.p_u)[:2]
-    q, w = start.p_y_given_u[:, two], start.p_u[two]
+    q = start.p_y_given_u[:, two]
     # The two heaviest outputs alone (their barycentre is not P_Y), mixed with P_Y itself.
     columns = np.concatenate([model.p_y[:, None], q], axis=1)
     base, weights, _ = _solve_lp(model, columns, _gains(model, columns))
