@@ -1,6 +1,6 @@
 r"""Candidate posteriors for the linear program of :func:`~renyi.lift.optimum.global_optimum`.
 
-Local optimisers (SLSQP) over the whole mechanism and over single posteriors, the
+Local optimisers (SLSQP) over the whole mechanism, over the channel and over single posteriors, the
 lines through :math:`P_Y` that two-output optima lie on, the singular directions of
 :math:`W`, and the projection that makes every candidate exactly feasible.  Taught in the
 chapter *General leakage matrices* (``book/part2``).

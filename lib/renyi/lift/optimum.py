@@ -301,7 +301,8 @@ def global_optimum(
     (HiGHS dual simplex; its vertex solution has at most :math:`|\mathcal Y|`
     outputs), whose candidates are the end points of the branch and bound's rays,
     the maximisers found in its boxes, and local optima (SLSQP) over the whole
-    mechanism and over single posteriors.  The upper bound is the weak-duality
+    mechanism, over single posteriors and, up to :math:`|\mathcal Y|=12`, over the
+    channel :math:`P_{U|Y}` itself (where an output can split in two).  The upper bound is the weak-duality
     bound :math:`U(\mu)` of the module docstring, evaluated by two branch and
     bounds:
 
