@@ -34,6 +34,21 @@ def _phi(model, q, order):
     return float(np.sum(model.p_x * ratio**order))
 
 
+def _slsqp_on_q(model, order, level, objective, start, bounds, maxiter):
+    """SLSQP over posteriors q with the alpha-lift constraint written from its definition."""
+    return optimize.minimize(
+        objective,
+        start,
+        bounds=bounds,
+        constraints=[
+            {"type": "eq", "fun": lambda q: q.sum() - 1},
+            {"type": "ineq", "fun": lambda q: level - _phi(model, q, order)},
+        ],
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": maxiter},
+    ).x
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10_000), st.integers(2, 12))
 def test_projection_is_the_nearest_point_of_box_and_plane(seed, n):
@@ -96,18 +111,7 @@ def test_root_box_contains_the_feasible_set(order):
     # Extreme points of Q along random linear objectives (SLSQP on the definition).
     for _ in range(40):
         c = rng.standard_normal(model.p_y.size)
-        res = optimize.minimize(
-            lambda q: c @ q,
-            model.p_y,
-            bounds=[(0, 1)] * model.p_y.size,
-            constraints=[
-                {"type": "eq", "fun": lambda q: q.sum() - 1},
-                {"type": "ineq", "fun": lambda q: level - _phi(model, q, order)},
-            ],
-            method="SLSQP",
-            options={"ftol": 1e-14, "maxiter": 500},
-        )
-        q = res.x
+        q = _slsqp_on_q(model, order, level, lambda q: c @ q, model.p_y, [(0, 1)] * model.p_y.size, 500)
         if _phi(model, q, order) <= level and abs(q.sum() - 1) < 1e-10 and q.min() >= 0:
             assert np.all(q >= lo - 1e-9) and np.all(q <= hi + 1e-9)
 
@@ -159,18 +163,7 @@ def test_box_bounds_dominate_feasible_values(seed, k, eps):
             checked += 1
             assert f_mu(feasible).max() <= bounds[i] * (1 + 1e-9) + 1e-12
         for start in rng.uniform(lo, hi, (3, k)):
-            res = optimize.minimize(
-                lambda q: -f_mu(q),
-                start,
-                bounds=list(zip(lo, hi)),
-                constraints=[
-                    {"type": "eq", "fun": lambda q: q.sum() - 1},
-                    {"type": "ineq", "fun": lambda q: level - _phi(model, q, order)},
-                ],
-                method="SLSQP",
-                options={"ftol": 1e-14, "maxiter": 300},
-            )
-            q = res.x
+            q = _slsqp_on_q(model, order, level, lambda q: -f_mu(q), start, list(zip(lo, hi)), 300)
             inside = np.all(q >= lo - 1e-12) and np.all(q <= hi + 1e-12) and abs(q.sum() - 1) < 1e-10
             if inside and _phi(model, q, order) <= level:
                 checked += 1

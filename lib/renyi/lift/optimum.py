@@ -336,10 +336,7 @@ def global_optimum(
     eps, alpha = _check_eps(eps), _check_alpha(order)
     rtol, time_limit, max_cones = _check_search(model, rtol, time_limit, max_cones)
     started = time.perf_counter()
-
-    def out_of_time(margin=0.0):
-        return time_limit is not None and time.perf_counter() - started + margin > time_limit
-
+    out_of_time = _clock(time_limit)
     geo = _Geometry(model, eps, alpha)
     if geo.k == 0:  # invertible A at eps = 0: only the trivial mechanism is private
         mech = _build(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
@@ -376,13 +373,31 @@ def _boxes_apply(model, geo):
     return isinstance(model, LeakageModel) and geo.eps > 0 and geo.alpha >= 2 and model.p_y.size >= BOX_MIN_SIZE
 
 
-def _cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
-    """Column generation priced by the conical branch and bound, until the gap or the time is reached."""
+def _clock(time_limit):
+    """``out_of_time(margin=0)``: whether ``time_limit`` seconds from now would be passed after ``margin`` more."""
     started = time.perf_counter()
 
     def out_of_time(margin=0.0):
         return time_limit is not None and time.perf_counter() - started + margin > time_limit
 
+    return out_of_time
+
+
+def _channel_columns(model, geo, columns, weights, seeds):
+    """Posteriors from local searches over the channel started at the LP's support (none above the size limit).
+
+    Over the channel an output can split, which the posterior polish cannot do.
+    """
+    if model.p_y.size > CHANNEL_POLISH_MAX_SIZE:
+        return np.zeros((model.p_y.size, 0))
+    support = weights > NEGLIGIBLE_WEIGHT
+    found = [_polish_channel(geo, columns[:, support], weights[support], seed) for seed in seeds]
+    return np.concatenate(found, axis=1)
+
+
+def _cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
+    """Column generation priced by the conical branch and bound, until the gap or the time is reached."""
+    out_of_time = _clock(time_limit)
     columns, value, weights, mu = _solve_priced(model, tree, _initial_columns(model, geo, tree, seed))
     polish_iter = 200 if model.p_y.size <= 12 else 60
     best_upper, rounds, improve_seconds = math.inf, 0, 0.0
@@ -414,14 +429,14 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes):
     Every round's ``max(value, U(mu))`` bounds V (weak duality holds for every mu); the
     smallest is kept.  Where the bound is loosest the LP may lack a column: the boxes'
     ascent end points, moved onto Q, enter it when they price above its value, and every few
-    rounds a local search over posteriors starts from them.
+    rounds local searches over posteriors (from them) and over the channel (from the LP's
+    support) add more.
     """
     columns, value, weights, mu = lp
     if model.p_y.size <= CHANNEL_POLISH_MAX_SIZE:
-        # Over the channel an output can split, which the posterior polish cannot do.
-        support = weights > NEGLIGIBLE_WEIGHT
-        found = [_polish_channel(geo, columns[:, support], weights[support], s) for s in range(CHANNEL_POLISH_STARTS)]
-        columns = np.concatenate([columns, *found], axis=1)
+        columns = np.concatenate(
+            [columns, _channel_columns(model, geo, columns, weights, range(CHANNEL_POLISH_STARTS))], axis=1
+        )
         value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
     tree = _BoxTree(geo)
     best_upper, rounds, batch = math.inf, 0, BOX_BATCH
@@ -438,12 +453,8 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes):
         found = _pull_inside(geo, tree.candidates(live))
         if rounds % BOX_LOCAL_EVERY == 0 and not out_of_time():
             local = _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER)
-            found = np.concatenate([found, _pull_inside(geo, local)], axis=1)
-            if model.p_y.size <= CHANNEL_POLISH_MAX_SIZE:
-                support = weights > NEGLIGIBLE_WEIGHT
-                found = np.concatenate(
-                    [found, _polish_channel(geo, columns[:, support], weights[support], rounds)], axis=1
-                )
+            channel = _channel_columns(model, geo, columns, weights, [rounds])
+            found = np.concatenate([found, _pull_inside(geo, local), channel], axis=1)
         priced = _gains(model, found) - mu @ (found - model.p_y[:, None])
         better = found[:, priced > value * (1 + PRICING_RTOL)]
         if better.shape[1]:
