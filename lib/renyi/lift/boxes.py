@@ -54,8 +54,6 @@ __all__: list[str] = []
 #: Multiples of a box's previous Lagrange multiplier tried when it is bounded again (the small
 #: ones also find the rival maximiser that the split separates).
 LAMBDA_STEPS = (0.0, 0.3, 0.6, 1.0, 1.6, 2.5)
-#: Multiples of the curvature-cancelling gamma tried (0: no tangent-plane product).
-GAMMA_STEPS = (0.0, 1.0, 3.0)
 #: Multiples of the concavity threshold of the multiplier tried for every box.
 THRESHOLD_STEPS = (1.0, 1.3)
 #: Multipliers tried at the root box (a wide grid: nothing is known yet).
@@ -80,12 +78,18 @@ MIN_WIDTH = 1e-7
 def _project(x, lo, hi):
     """Euclidean projection of rows of ``x`` onto ``{lo <= q <= hi, sum(q) = 1}`` (exact).
 
-    ``sum(clip(x - k, lo, hi))`` is piecewise linear and non-increasing in the shift ``k``,
-    with breakpoints ``x - hi`` and ``x - lo``: find the piece where it crosses 1.
+    ``S(k) = sum(clip(x - k, lo, hi))`` falls from ``sum(hi)`` with slope minus the number of
+    free coordinates between its sorted kinks ``x - hi`` (one becomes free) and ``x - lo``
+    (one leaves): a cumulative sum gives it at every kink, then the piece where it crosses 1.
     """
-    kinks = np.sort(np.concatenate([x - hi, x - lo], axis=-1), axis=-1)
-    sums = np.clip(x[:, None, :] - kinks[:, :, None], lo[:, None, :], hi[:, None, :]).sum(axis=-1)
-    j = np.clip(np.sum(sums >= 1, axis=-1) - 1, 0, kinks.shape[1] - 2)
+    n = x.shape[-1]
+    kinks = np.concatenate([x - hi, x - lo], axis=-1)
+    order = np.argsort(kinks, axis=-1)
+    kinks = np.take_along_axis(kinks, order, axis=-1)
+    free = np.cumsum(np.where(order < n, 1, -1), axis=-1)[:, :-1]
+    drop = np.cumsum(free * np.diff(kinks, axis=-1), axis=-1)
+    sums = hi.sum(axis=-1, keepdims=True) - np.concatenate([np.zeros((x.shape[0], 1)), drop], axis=-1)
+    j = np.clip(np.sum(sums >= 1, axis=-1) - 1, 0, 2 * n - 2)
     rows = np.arange(x.shape[0])
     s0, s1 = sums[rows, j], sums[rows, j + 1]
     k0, k1 = kinks[rows, j], kinks[rows, j + 1]
@@ -102,6 +106,11 @@ def _knapsack(g, lo, hi):
     v = lo.copy()
     np.put_along_axis(v, order, np.take_along_axis(lo, order, axis=-1) + add, axis=-1)
     return v
+
+
+def _congruence(b, diagonal):
+    """``b^T diag(d) b`` for each row ``d`` of ``diagonal`` (a stack of matrices)."""
+    return (b.T[None] * diagonal[:, None, :]) @ b
 
 
 def _tighten(lo, hi):
@@ -223,11 +232,11 @@ class _BoxTree:
     def _h_lo(self, lo):
         a = self.alpha
         z_lo = np.maximum(lo @ self.A.T, 0.0)
-        return np.einsum("xy,mx,xz->myz", self.A, a * (a - 1) * self.weight * z_lo ** (a - 2), self.A)
+        return _congruence(self.A, a * (a - 1) * self.weight * z_lo ** (a - 2))
 
     def _concave_from(self, h):
         """The smallest lam that makes F_mu - lam Phi concave on each box without theta (h: Phi's Hessian bound)."""
-        h = np.einsum("yi,myz,zj->mij", self.basis, h, self.basis)
+        h = self.basis.T @ h @ self.basis
         d = self.basis.T @ (self.basis * (2 / self.p)[:, None])
         try:
             cover = np.linalg.cholesky(h)
@@ -262,11 +271,11 @@ class _BoxTree:
         shapes of theta are tried, and the cheaper (sum theta_y width_y^2) is kept.
         """
         m = np.diag(2 / self.p)[None] - lam[:, None, None] * h
-        m = np.einsum("yi,myz,zj->mij", self.basis, m, self.basis)
+        m = self.basis.T @ m @ self.basis
         width2 = np.maximum(hi - lo, MIN_WIDTH) ** 2
         # Where the Lagrangian is convex: its positive eigen-directions, in the box's coordinates.
         eig, vec = np.linalg.eigh(m)
-        directions = np.einsum("yi,mik->myk", self.basis, vec)
+        directions = self.basis @ vec
         spread = np.sqrt(np.einsum("myk,mk->my", directions**2, np.maximum(eig, 0.0)))
         shapes = (
             1 / (lo.shape[1] * width2),  # equal cost per coordinate
@@ -275,7 +284,7 @@ class _BoxTree:
         )
         best, best_cost = None, None
         for shape in shapes:
-            cover = np.linalg.cholesky(np.einsum("yi,my,yj->mij", self.basis, 2 * shape, self.basis))
+            cover = np.linalg.cholesky(_congruence(self.basis, 2 * shape))
             x = np.linalg.solve(cover, m)
             x = np.linalg.solve(cover, np.swapaxes(x, 1, 2))
             eig_c = np.linalg.eigvalsh(0.5 * (x + np.swapaxes(x, 1, 2)))
@@ -324,19 +333,21 @@ class _BoxTree:
         z_hi = np.maximum(hi @ self.A.T, 0.0)
         exact = _Constraint(self, self._h_lo(lo), (a * (a - 1) * w * z_hi ** (a - 2)) @ row_norms)
         z0, kappa = self._quadratic_minorant(lo, hi, start)
-        h = np.einsum("xy,mx,xz->myz", self.A, 2 * w * kappa, self.A)
+        h = _congruence(self.A, 2 * w * kappa)
         return exact, _Constraint(self, h, (2 * w * kappa) @ row_norms, z0, kappa)
 
     def _evaluate(self, which, mu):
-        """Bound the boxes ``which`` with each trial multiplier and constraint model; keep the best per box."""
+        """Bound the boxes ``which`` with each trial multiplier and constraint model; keep the best per box.
+
+        The trials of one constraint model run as one stacked ascent (trial-major rows), so a
+        box costs a few array operations rather than a Python loop per trial.
+        """
         lo, hi, start = self.lo[which], self.hi[which], self.start[which]
+        m = which.size
         fresh = ~np.isfinite(self.lam[which])
         known = np.where(fresh, 0.0, self.lam[which])
-        best = np.full(which.size, np.inf)
-        best_x, best_lam, best_theta = start.copy(), known.copy(), np.zeros_like(lo)
-        results = []
-        winner = np.zeros(which.size, dtype=int)
         constraints = self._constraints(lo, hi, start)
+        lams, bounds, points, thetas, models = [], [], [], [], []
         for c, constraint in enumerate(constraints):
             trials = [known * s for s in LAMBDA_STEPS]
             # Also the multiplier from which the Lagrangian is concave with no cover at all.
@@ -345,13 +356,26 @@ class _BoxTree:
                 trials += [threshold * s for s in THRESHOLD_STEPS]
             if fresh.any():
                 trials += [np.where(fresh, lam, known) for lam in ROOT_LAMBDAS]
-            for lam in trials:
-                # A short ascent ranks the trials; the winner's is continued below.
-                bound, x, theta = self._bound(lo, hi, mu, lam, start, constraint, steps=TRIAL_STEPS)
-                results.append((lam, bound, x))
-                better = bound < best
-                best[better], best_x[better], best_lam[better] = bound[better], x[better], lam[better]
-                best_theta[better], winner[better] = theta[better], c
+            # A short ascent ranks the trials; the winner's is continued below.
+            tile = np.tile(np.arange(m), len(trials))
+            bound, x, theta = self._bound(
+                lo[tile], hi[tile], mu, np.concatenate(trials), start[tile], constraint.rows(tile), TRIAL_STEPS
+            )
+            lams.append(np.stack(trials))
+            bounds.append(bound.reshape(len(trials), m))
+            points.append(x.reshape(len(trials), m, -1))
+            thetas.append(theta.reshape(len(trials), m, -1))
+            models.append(np.full(len(trials), c))
+        lams, bounds, models = np.concatenate(lams), np.concatenate(bounds), np.concatenate(models)
+        points, thetas = np.concatenate(points), np.concatenate(thetas)
+        bounds = np.where(np.isnan(bounds), np.inf, bounds)
+        # The first best trial per box; a box with no finite bound keeps its start.
+        top, rows = np.argmin(bounds, axis=0), np.arange(m)
+        best, ok = bounds[top, rows], np.isfinite(bounds[top, rows])
+        best_x = np.where(ok[:, None], points[top, rows], start)
+        best_lam = np.where(ok, lams[top, rows], known)
+        best_theta = np.where(ok[:, None], thetas[top, rows], 0.0)
+        winner = models[top]
         for c, constraint in enumerate(constraints):
             rows = np.flatnonzero(winner == c)
             if rows.size:
@@ -361,11 +385,10 @@ class _BoxTree:
                 keep = bound < best[rows]
                 best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
         # The rival: the maximiser of the best trial with a smaller multiplier.
-        rival, rival_bound = best_x.copy(), np.full(which.size, np.inf)
-        for lam, bound, x in results:
-            take = (lam < best_lam) & (bound < rival_bound)
-            rival[take], rival_bound[take] = x[take], bound[take]
-        self.rival[which] = rival
+        smaller = np.where(lams < best_lam, bounds, np.inf)
+        pick = np.argmin(smaller, axis=0)
+        has = np.isfinite(smaller[pick, np.arange(m)])
+        self.rival[which] = np.where(has[:, None], points[pick, np.arange(m)], best_x)
         self.cached[which], self.mu_at[which] = best, mu
         self.best_point[which], self.lam[which], self.theta[which] = best_x, best_lam, best_theta
 

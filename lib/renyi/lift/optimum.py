@@ -101,9 +101,6 @@ BOX_LOCAL_ITER = 100
 #: (about 0.5 s each at |Y| = 10; 14 s at |Y| = 20, hence the limit).
 CHANNEL_POLISH_MAX_SIZE = 12
 CHANNEL_POLISH_STARTS = 2
-#: Every this many box rounds, a local search prices posteriors from this many of the worst boxes.
-BOX_LOCAL_EVERY = 4
-BOX_LOCAL_STARTS = 8
 
 
 @dataclass(frozen=True)
@@ -433,13 +430,16 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes):
     support) add more.
     """
     columns, value, weights, mu = lp
-    if model.p_y.size <= CHANNEL_POLISH_MAX_SIZE:
-        columns = np.concatenate(
-            [columns, _channel_columns(model, geo, columns, weights, range(CHANNEL_POLISH_STARTS))], axis=1
-        )
+    # The second start of the channel search runs only if the first found a better column.
+    for seed in range(CHANNEL_POLISH_STARTS):
+        channel = _channel_columns(model, geo, columns, weights, [seed])
+        if not _prices_above(model, channel, mu, value):
+            break
+        columns = np.concatenate([columns, channel], axis=1)
         value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
     tree = _BoxTree(geo)
     best_upper, rounds, batch = math.inf, 0, BOX_BATCH
+    local_search, channel_search = _Schedule(BOX_LOCAL_EVERY), _Schedule(BOX_LOCAL_EVERY)
     while True:
         rounds += 1
         target = value * (1 + 0.5 * rtol)
@@ -451,22 +451,51 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes):
             return columns, value, weights, mu, best_upper, bounds.size
         live = live[np.argsort(-bounds[live])][:batch]
         found = _pull_inside(geo, tree.candidates(live))
-        if rounds % BOX_LOCAL_EVERY == 0 and not out_of_time():
-            local = _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER)
+        tree.split(live)
+        # Keep a round's bounding near BOX_ROUND_SECONDS, so that the time limit is kept to about that.
+        per_box = (time.perf_counter() - start) / max(live.size, 1)
+        batch = int(np.clip(BOX_ROUND_SECONDS / max(per_box, 1e-9), 20, BOX_BATCH))
+        if local_search.due(rounds) and not out_of_time():
+            local = _pull_inside(geo, _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER))
+            local_search.record(rounds, _prices_above(model, local, mu, value))
+            found = np.concatenate([found, local], axis=1)
+        if model.p_y.size <= CHANNEL_POLISH_MAX_SIZE and channel_search.due(rounds) and not out_of_time():
             channel = _channel_columns(model, geo, columns, weights, [rounds])
-            found = np.concatenate([found, _pull_inside(geo, local), channel], axis=1)
-        priced = _gains(model, found) - mu @ (found - model.p_y[:, None])
-        better = found[:, priced > value * (1 + PRICING_RTOL)]
+            channel_search.record(rounds, _prices_above(model, channel, mu, value))
+            found = np.concatenate([found, channel], axis=1)
+        better = found[:, _priced(model, found, mu) > value * (1 + PRICING_RTOL)]
         if better.shape[1]:
             # The support, then the newest columns: the boxes' points are where mu is still wrong.
             support = columns[:, weights > NEGLIGIBLE_WEIGHT]
             columns = np.concatenate([model.p_y[:, None], support, columns, better], axis=1)
             columns = np.concatenate([columns[:, : 1 + support.shape[1]], columns[:, -BOX_LP_COLUMNS:]], axis=1)
             value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
-        tree.split(live)
-        # Keep a round near BOX_ROUND_SECONDS, so that the time limit is kept to about that.
-        per_box = (time.perf_counter() - start) / max(live.size, 1)
-        batch = int(np.clip(BOX_ROUND_SECONDS / max(per_box, 1e-9), 20, BOX_BATCH))
+
+
+def _priced(model, columns, mu):
+    """The reduced gains g(q) - mu^T (q - P_Y) of candidate columns."""
+    return _gains(model, columns) - mu @ (columns - model.p_y[:, None])
+
+
+def _prices_above(model, columns, mu, value):
+    """Whether a candidate column would enter the LP (its reduced gain beats the LP's value)."""
+    return bool(np.any(_priced(model, columns, mu) > value * (1 + PRICING_RTOL)))
+
+
+class _Schedule:
+    """The rounds at which a periodic local search runs: every ``every`` rounds while it finds
+    better columns, and twice as rarely after each time it finds none (they cost seconds,
+    and where the LP is already optimal, as at small eps, they find nothing)."""
+
+    def __init__(self, every):
+        self.base = self.every = self.next = every
+
+    def due(self, rounds):
+        return rounds >= self.next
+
+    def record(self, rounds, useful):
+        self.every = self.base if useful else 2 * self.every
+        self.next = rounds + self.every
 
 
 def _check_search(model, rtol, time_limit, max_cones):
@@ -493,9 +522,9 @@ def _initial_columns(model, geo, tree, seed):
 
 def _next_columns(model, columns, weights, new, mu, value):
     """The next LP's candidates: the support, new ray ends priced near the best, the best 200 old ones."""
-    priced = _gains(model, new) - mu @ (new - model.p_y[:, None])
+    priced = _priced(model, new, mu)
     support = columns[:, weights > NEGLIGIBLE_WEIGHT]
-    reduced = _gains(model, columns) - mu @ (columns - model.p_y[:, None])
+    reduced = _priced(model, columns, mu)
     return np.concatenate(
         [
             model.p_y[:, None],
@@ -525,7 +554,7 @@ def _improve(model, geo, tree, columns, weights, max_iter):
     polished = _polish_mechanism(geo, columns[:, support], weights[support], max_iter)
     columns = np.concatenate([columns, _pull_inside(geo, polished), _lines_through_centre(geo, polished)], axis=1)
     columns, value, weights, mu = _solve_priced(model, tree, columns)
-    reduced = _gains(model, columns) - mu @ (columns - model.p_y[:, None])
+    reduced = _priced(model, columns, mu)
     starts = columns[:, np.argsort(-reduced)[: min(12, columns.shape[1])]]
     columns = np.concatenate([columns, _pull_inside(geo, _price_locally(geo, mu, starts, max_iter))], axis=1)
     return _solve_priced(model, tree, columns)
