@@ -44,7 +44,10 @@ def _pull_inside(geo, q):
 
 
 def _polish_mechanism(geo, q, w, max_iter):
-    """Local optimum of sum_u w_u g(q_u) over the whole mechanism (SLSQP), started from (q, w)."""
+    """Local optimum of sum_u w_u g(q_u) over the whole mechanism (SLSQP), started from (q, w).
+
+    Returns its posteriors and weights (feasible to SLSQP's tolerance only).
+    """
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     n_y, n_u = q.shape
     log_level = math.log(geo.level) if geo.eps > 0 else 0.0
@@ -98,7 +101,7 @@ def _polish_mechanism(geo, q, w, max_iter):
         constraints=constraints,
         options={"maxiter": max_iter, "ftol": SLSQP_FTOL},
     )
-    return unpack(res.x)[0]
+    return unpack(res.x)
 
 
 def _price_locally(geo, mu, starts, max_iter):

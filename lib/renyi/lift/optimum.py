@@ -86,7 +86,7 @@ KEEP_NEAR_BEST = 1e-3
 #: From this |Y| on, the box branch and bound follows the cones (below it the cones close the gap).
 BOX_MIN_SIZE = 8
 #: The cones' share of the time limit when the boxes follow, and their limit when there is none.
-CONE_SHARE = 0.1
+CONE_SHARE = 0.05
 CONE_SECONDS_UNLIMITED = 30.0
 #: Most boxes split in one round, and the columns carried from one box-phase LP to the next.
 BOX_BATCH = 400
@@ -101,6 +101,18 @@ BOX_LOCAL_ITER = 100
 #: (about 0.5 s each at |Y| = 10; 14 s at |Y| = 20, hence the limit).
 CHANNEL_POLISH_MAX_SIZE = 12
 CHANNEL_POLISH_STARTS = 2
+#: The box tree's mu is the stationary one when its least-squares KKT system fits this well
+#: (relative residual; an exact local optimum fits to round-off), else the LP's dual.
+STATIONARY_RTOL = 1e-6
+#: Posterior coordinates at or below this count as zero (a face) in the KKT system.
+STATIONARY_ZERO = 1e-10
+#: SLSQP iterations of the mechanism polish that precedes the KKT fit.
+MU_POLISH_ITER = 200
+#: The tree's mu is renewed when the LP's value has risen by this fraction of rtol since.
+MU_RENEW = 0.1
+#: A periodic local search keeps its pace when it raises the LP's value by this fraction of
+#: rtol; else it runs half as often.
+SEARCH_USEFUL = 0.01
 
 
 @dataclass(frozen=True)
@@ -161,6 +173,55 @@ def _solve_lp(model, q, gains):
         weights = np.zeros_like(weights)
         weights[support] = exact
     return float(gains @ weights), weights, -res.eqlin.marginals
+
+
+def _stationary_multiplier(model, geo, columns, weights, value):
+    r"""The mu at which F_mu is stationary on Q's boundary at every output of the LP's mechanism.
+
+    At a local optimum of the mechanism every output ``q_u`` satisfies the KKT conditions of
+    :math:`\max_Q F_\mu`: :math:`\partial_y g(q_u)-\mu_y-\lambda_u\partial_y\Phi_\alpha(q_u)=\nu_u`
+    on its support, and :math:`F_\mu(q_u)=V`.  Least squares over :math:`(\mu,\lambda,\nu)`
+    (with :math:`\sum\mu=0`, since :math:`\mu+t\mathbf 1` is the same function on the plane)
+    returns that mu and the relative residual.  Only this mu can make :math:`U(\mu)` equal V
+    at that mechanism; the LP's dual tends to it only as its columns crowd round the outputs.
+    Any mu gives a valid bound, so a poor one costs tightness, never validity.
+    """
+    support = weights > NEGLIGIBLE_WEIGHT
+    q, weights = columns[:, support], weights[support]
+    n, m = q.shape
+    d = q - model.p_y[:, None]
+    z = np.maximum(geo.A @ q, 0.0)
+    grad_phi = geo.A.T @ (geo.alpha * z ** (geo.alpha - 1) * (geo.p_x ** (1 - geo.alpha))[:, None])
+    blocks, rhs = [], []
+    for u in range(m):
+        free = np.flatnonzero(q[:, u] > STATIONARY_ZERO)
+        rows = np.zeros((free.size + 1, n + 2 * m))
+        rows[np.arange(free.size), free] = 1.0
+        rows[: free.size, n + u], rows[: free.size, n + m + u] = grad_phi[free, u], 1.0
+        rows[-1, :n] = d[:, u]
+        # Weighted by sqrt(P_U(u)): a near-duplicate output of tiny weight barely moves mu.
+        scale = math.sqrt(weights[u])
+        blocks.append(scale * rows)
+        rhs.append(scale * np.append(2 * d[free, u] / model.p_y[free], np.sum(d[:, u] ** 2 / model.p_y) - value))
+    blocks.append(np.concatenate([np.ones(n), np.zeros(2 * m)])[None])
+    design, target = np.concatenate(blocks), np.concatenate(rhs + [np.zeros(1)])
+    solution, *_ = np.linalg.lstsq(design, target, rcond=None)
+    residual = np.linalg.norm(design @ solution - target) / max(np.linalg.norm(target), TINY)
+    return solution[:n], float(residual)
+
+
+def _polished_multiplier(model, geo, columns, weights, mu):
+    """The box tree's mu and new columns: the LP's mechanism polished, and its stationary mu.
+
+    The LP's outputs are ray end points near, not at, a local optimum (coordinates of 1e-6
+    where the optimum has zeros), which spoils the KKT fit; a polish of the whole mechanism
+    fixes that.  Where the fit is still poor the LP's dual is returned.
+    """
+    support = weights > NEGLIGIBLE_WEIGHT
+    q, w = _polish_mechanism(geo, columns[:, support], weights[support], MU_POLISH_ITER)
+    w = np.clip(w, 0.0, None)
+    stationary, residual = _stationary_multiplier(model, geo, q, w, float(_gains(model, q) @ w))
+    return (stationary if residual <= STATIONARY_RTOL else mu), _pull_inside(geo, q[:, w > NEGLIGIBLE_WEIGHT])
 
 
 def _solve_priced(model, tree, columns):
@@ -430,21 +491,31 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes):
     support) add more.
     """
     columns, value, weights, mu = lp
-    # The second start of the channel search runs only if the first found a better column.
-    for seed in range(CHANNEL_POLISH_STARTS):
-        channel = _channel_columns(model, geo, columns, weights, [seed])
-        if not _prices_above(model, channel, mu, value):
-            break
-        columns = np.concatenate([columns, channel], axis=1)
-        value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
+    # Each further start of the channel search runs only if the one before raised the value.
+    channel_search = _Schedule(BOX_LOCAL_EVERY)
+    if model.p_y.size <= CHANNEL_POLISH_MAX_SIZE:
+        for seed in range(CHANNEL_POLISH_STARTS):
+            previous, channel = value, _channel_columns(model, geo, columns, weights, [seed])
+            if _prices_above(model, channel, mu, value):
+                columns = np.concatenate([columns, channel], axis=1)
+                value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
+            channel_search.record(0, value > previous * (1 + SEARCH_USEFUL * rtol))
+            if channel_search.every > BOX_LOCAL_EVERY:
+                break
     tree = _BoxTree(geo)
+    # The tree's mu changes only when the mechanism improves: every change re-solves boxes.
+    tree_mu, polished = _polished_multiplier(model, geo, columns, weights, mu)
+    if _prices_above(model, polished, mu, value):
+        columns = np.concatenate([columns, polished], axis=1)
+        value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
+    mu_value, pending = value, columns[:, :0]
     best_upper, rounds, batch = math.inf, 0, BOX_BATCH
-    local_search, channel_search = _Schedule(BOX_LOCAL_EVERY), _Schedule(BOX_LOCAL_EVERY)
+    local_search = _Schedule(BOX_LOCAL_EVERY)
     while True:
         rounds += 1
         target = value * (1 + 0.5 * rtol)
         start = time.perf_counter()
-        bounds = tree.bounds(mu, target)
+        bounds = tree.bounds(tree_mu, target)
         best_upper = min(best_upper, max(value, float(bounds.max())))
         live = np.flatnonzero(bounds > target)
         if live.size == 0 or best_upper - value <= rtol * best_upper or out_of_time() or bounds.size >= max_boxes:
@@ -455,21 +526,28 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes):
         # Keep a round's bounding near BOX_ROUND_SECONDS, so that the time limit is kept to about that.
         per_box = (time.perf_counter() - start) / max(live.size, 1)
         batch = int(np.clip(BOX_ROUND_SECONDS / max(per_box, 1e-9), 20, BOX_BATCH))
+        searches, found = [], np.concatenate([found, pending], axis=1)
+        pending = found[:, :0]
         if local_search.due(rounds) and not out_of_time():
             local = _pull_inside(geo, _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER))
-            local_search.record(rounds, _prices_above(model, local, mu, value))
-            found = np.concatenate([found, local], axis=1)
+            found, searches = np.concatenate([found, local], axis=1), searches + [local_search]
         if model.p_y.size <= CHANNEL_POLISH_MAX_SIZE and channel_search.due(rounds) and not out_of_time():
             channel = _channel_columns(model, geo, columns, weights, [rounds])
-            channel_search.record(rounds, _prices_above(model, channel, mu, value))
-            found = np.concatenate([found, channel], axis=1)
+            found, searches = np.concatenate([found, channel], axis=1), searches + [channel_search]
         better = found[:, _priced(model, found, mu) > value * (1 + PRICING_RTOL)]
+        previous = value
         if better.shape[1]:
             # The support, then the newest columns: the boxes' points are where mu is still wrong.
             support = columns[:, weights > NEGLIGIBLE_WEIGHT]
             columns = np.concatenate([model.p_y[:, None], support, columns, better], axis=1)
             columns = np.concatenate([columns[:, : 1 + support.shape[1]], columns[:, -BOX_LP_COLUMNS:]], axis=1)
             value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
+        for search in searches:
+            search.record(rounds, value > previous * (1 + SEARCH_USEFUL * rtol))
+        if value > mu_value * (1 + MU_RENEW * rtol):
+            # The polished points enter the next round's LP with the boxes' points.
+            tree_mu, polished = _polished_multiplier(model, geo, columns, weights, mu)
+            pending, mu_value = polished, value
 
 
 def _priced(model, columns, mu):
@@ -483,9 +561,9 @@ def _prices_above(model, columns, mu, value):
 
 
 class _Schedule:
-    """The rounds at which a periodic local search runs: every ``every`` rounds while it finds
-    better columns, and twice as rarely after each time it finds none (they cost seconds,
-    and where the LP is already optimal, as at small eps, they find nothing)."""
+    """The rounds at which a periodic local search runs: every ``every`` rounds while it
+    raises the LP's value, and twice as rarely after each time it does not (they cost
+    seconds, and where the LP is already optimal, as at small eps, they find nothing)."""
 
     def __init__(self, every):
         self.base = self.every = self.next = every
@@ -551,7 +629,7 @@ def _best_upper_bound(model, eps, alpha, computed):
 def _improve(model, geo, tree, columns, weights, max_iter):
     """Polish the LP's support as a whole mechanism, then price locally from the best columns."""
     support = weights > NEGLIGIBLE_WEIGHT
-    polished = _polish_mechanism(geo, columns[:, support], weights[support], max_iter)
+    polished, _ = _polish_mechanism(geo, columns[:, support], weights[support], max_iter)
     columns = np.concatenate([columns, _pull_inside(geo, polished), _lines_through_centre(geo, polished)], axis=1)
     columns, value, weights, mu = _solve_priced(model, tree, columns)
     reduced = _priced(model, columns, mu)
