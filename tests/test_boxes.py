@@ -218,3 +218,78 @@ def test_channel_polish_splits_outputs_and_stays_feasible():
     # From a start that mixes to nothing (base 0 here) it recovers the whole bracket's lower end.
     assert value >= base - 1e-12 and value >= start.lower_bound * (1 - 1e-6)
     assert value <= start.upper_bound * (1 + 1e-9)
+
+
+def test_chunked_bounds_equal_one_piece():
+    """Bounding a round's boxes in chunks (as the worker pool does) changes nothing but round-off.
+
+    (BLAS may pick another kernel for fewer rows, so the last bits can differ.)
+    """
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
+
+    model = random_model(7, 8)
+    geo = _Geometry(model, 0.02, 3)
+    mu = 0.2 * np.random.default_rng(7).standard_normal(8)
+    trees = [_BoxTree(geo), _BoxTree(geo)]
+    submitted = []
+    with ThreadPoolExecutor(2) as executor:
+
+        def submit(*args):
+            submitted.append(args[1].shape[0])
+            return executor.submit(*args)
+
+        trees[1].pool = SimpleNamespace(workers=2, executor=SimpleNamespace(submit=submit))
+        for _ in range(9):
+            bounds = [tree.bounds(mu) for tree in trees]
+            np.testing.assert_allclose(bounds[0], bounds[1], rtol=1e-10, atol=1e-14)
+            for tree in trees:
+                tree.split(np.argsort(-bounds[0])[: max(1, bounds[0].size // 2)])
+    assert len(submitted) >= 3 and min(submitted) >= 8  # rounds went out in two and three chunks
+    for name in ("lo", "hi", "lam", "theta", "best_point", "rival", "cached"):
+        np.testing.assert_allclose(getattr(trees[0], name), getattr(trees[1], name), rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_worker_processes_give_a_valid_bracket():
+    """workers=2 spawns a process that bounds boxes; its bracket overlaps the one-process one."""
+    model = random_model(34, 10)
+    eps = 0.5 * epsilon_max(model, 3)
+    one = global_optimum(model, eps, 3, rtol=1e-4, time_limit=5)
+    two = global_optimum(model, eps, 3, rtol=1e-4, time_limit=5, workers=2)
+    assert two.boxes > 0
+    assert one.lower_bound <= two.upper_bound * (1 + 1e-12) and two.lower_bound <= one.upper_bound * (1 + 1e-12)
+    assert abs(one.lower_bound - two.lower_bound) <= max(one.gap, two.gap) * one.upper_bound
+
+
+@pytest.mark.parametrize("workers", [0, -2, 1.5, True, "2"])
+def test_workers_must_be_a_process_count(workers):
+    with pytest.raises(ValueError, match="workers"):
+        global_optimum(random_model(5, 3), 0.02, 3, workers=workers)
+
+
+def test_stationary_multiplier_makes_every_output_a_local_maximum():
+    """At the tree's mu, no output of the polished mechanism can be improved within Q (SLSQP)."""
+    from renyi.lift.optimum import _polished_multiplier, _solve_lp, _gains
+
+    order = 3
+    model = random_model(35, 8)
+    eps = 0.5 * epsilon_max(model, order)
+    level = math.exp(order * eps)
+    result = global_optimum(model, eps, order, rtol=1e-3, time_limit=3)
+    geo = _Geometry(model, eps, order)
+    columns = np.concatenate([model.p_y[:, None], result.p_y_given_u], axis=1)
+    value, weights, mu_lp = _solve_lp(model, columns, _gains(model, columns))
+    mu, polished = _polished_multiplier(model, geo, columns, weights, mu_lp)
+    assert not np.array_equal(mu, mu_lp)  # the KKT fit was good enough to be used
+
+    def f_mu(q):
+        d = q - model.p_y
+        return float(np.sum(d * d / model.p_y) - d @ mu)
+
+    values = [f_mu(q) for q in polished.T]
+    assert max(values) - min(values) <= 1e-6 * value  # one supporting plane touches them all
+    for q in polished.T:
+        moved = _slsqp_on_q(model, order, level, lambda x: -f_mu(x), q, [(0.0, 1.0)] * q.size, 300)
+        assert _phi(model, moved, order) <= level * (1 + 1e-9)
+        assert f_mu(moved) <= f_mu(q) + 1e-6 * value

@@ -43,6 +43,9 @@ in the chapter *General leakage matrices* (``book/part2``).
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 from scipy import linalg, optimize
@@ -73,6 +76,11 @@ ROOT_FREE = 1e-9
 ROOT_MARGIN = 1e-12
 #: Box widths below this count as this in the scaling of theta (keeps the eigenproblem sane).
 MIN_WIDTH = 1e-7
+#: With worker processes, each chunk of a round's boxes has at least this many (else the
+#: transfer costs more than it saves).
+POOL_MIN_BOXES = 8
+#: Thread counts of the BLAS libraries numpy may use, set to 1 in worker processes.
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _project(x, lo, hi):
@@ -120,6 +128,44 @@ def _tighten(lo, hi):
     return lo, hi, np.all(lo <= hi, axis=-1) & (lo.sum(axis=-1) <= 1) & (hi.sum(axis=-1) >= 1)
 
 
+def _warm_up():
+    """A no-op task: unpickling it imports this module (numpy, scipy) in a fresh worker."""
+
+
+class _WorkerPool:
+    """Worker processes that bound chunks of a round's boxes while this process bounds one.
+
+    Started with ``spawn`` on every platform: a forked child of a process with BLAS
+    threads can deadlock, and the same start method everywhere behaves the same.  As with
+    any process pool, a script that uses it must run under ``if __name__ == "__main__":``.
+    The workers start at once (a no-op task each), so that they boot while the cones run.
+    """
+
+    def __init__(self, processes):
+        self.workers = processes
+        self.executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+        # One BLAS thread per worker: its matrices are |Y| x |Y|, and threads would only
+        # compete with the other processes for the cores.  A spawned child takes the
+        # environment of the moment it starts, which is at these submits.
+        saved = {name: os.environ.get(name) for name in BLAS_THREAD_VARIABLES}
+        os.environ.update({name: "1" for name in BLAS_THREAD_VARIABLES})
+        try:
+            for _ in range(processes):
+                self.executor.submit(_warm_up)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name)
+                else:
+                    os.environ[name] = value
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
 class _Constraint:
     """Phi, or its quadratic minorant, on a stack of boxes: values, gradients and Hessian bounds.
 
@@ -127,8 +173,8 @@ class _Constraint:
     bounds its norm above (for the ascent's step).
     """
 
-    def __init__(self, tree, h, curvature, z0=None, kappa=None):
-        self.tree, self.h, self.curvature, self.z0, self.kappa = tree, h, curvature, z0, kappa
+    def __init__(self, lagrangian, h, curvature, z0=None, kappa=None):
+        self.tree, self.h, self.curvature, self.z0, self.kappa = lagrangian, h, curvature, z0, kappa
 
     def rows(self, idx):
         pick = lambda v: None if v is None else v[idx]
@@ -147,77 +193,12 @@ class _Constraint:
         return (self.tree.weight * (a * self.z0 ** (a - 1) + 2 * self.kappa * dz)) @ self.tree.A
 
 
-class _BoxTree:
-    """A partition of a box around the feasible set into boxes, each with a certified bound of F_mu."""
+class _BoxLagrangian:
+    """The bound of F_mu on boxes: geometry only, so that it pickles small (worker processes)."""
 
-    def __init__(self, geo):
-        self.geo = geo
-        self.p, self.A, self.alpha, self.level = geo.p, geo.A, geo.alpha, geo.level
-        self.weight = geo.p_x ** (1 - geo.alpha)
-        n = self.p.size
-        self.basis = linalg.null_space(np.ones((1, n)))
-        lo, hi, _ = _tighten(*(b[None] for b in self._root()))
-        self.lo, self.hi = lo, hi
-        # Per box: its multiplier (inf: not yet chosen), cover, where the ascent starts, its
-        # end point, the rival maximiser, and the cached bound with the mu it was computed at.
-        self.lam = np.full(1, np.inf)
-        self.theta = np.zeros((1, n))
-        self.start = self.p[None].copy()
-        self.best_point = self.p[None].copy()
-        self.rival = self.p[None].copy()
-        self.cached = np.full(1, np.inf)
-        self.mu_at = np.zeros((1, n))
-
-    def _root(self):
-        """A box that contains Q: each coordinate's range over Q, certified by duality, within the D_2 box."""
-        lo, hi = self._ellipsoid_shadow()
-        for y in range(self.p.size):
-            for sign in (1.0, -1.0):
-                c = np.zeros(self.p.size)
-                c[y] = sign
-                extent = sign * self._certified_min(c)
-                lo[y], hi[y] = (max(lo[y], extent), hi[y]) if sign > 0 else (lo[y], min(hi[y], extent))
-        return lo, hi
-
-    def _ellipsoid_shadow(self):
-        """The D_2 ellipsoid's box (D_2 <= D_alpha for alpha >= 2 puts Q inside it), within [0, 1]."""
-        n = self.p.size
-        radius = math.expm1(self.alpha * self.geo.eps / (self.alpha - 1))
-        chi2 = self.A.T @ (self.A / self.geo.p_x[:, None])
-        inverse = self.basis @ np.linalg.inv(self.basis.T @ chi2 @ self.basis) @ self.basis.T
-        half = np.sqrt(radius * np.maximum(np.diag(inverse), 0.0)) * (1 + EIGEN_MARGIN) + 1e-15
-        return np.maximum(np.zeros(n), self.p - half), np.minimum(np.ones(n), self.p + half)
-
-    def _certified_min(self, c):
-        """A lower bound of min c^T q over Q, valid whatever the optimiser returns (weak duality).
-
-        For any lam >= 0 and x in the simplex, the convex D(q) = c^T q + lam (Phi(q) - level)
-        satisfies min_Q c^T q >= min_simplex D >= D(x) + min_j grad D(x)_j - grad D(x)^T x.
-        SLSQP supplies x and a least-squares KKT estimate supplies lam.
-        """
-        constraints = [
-            {"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones_like(q)},
-            {"type": "ineq", "fun": lambda q: self.level - self._phi(q), "jac": lambda q: -self._grad_phi(q)},
-        ]
-        res = optimize.minimize(
-            lambda q: c @ q,
-            self.p,
-            jac=lambda q: c,
-            method="SLSQP",
-            bounds=[(0.0, 1.0)] * c.size,
-            constraints=constraints,
-            options={"maxiter": 200, "ftol": 1e-15},
-        )
-        x = np.clip(res.x, 0.0, None)
-        x /= x.sum()
-        grad_phi = self._grad_phi(x)
-        free = x > ROOT_FREE
-        design = np.stack([grad_phi[free], np.ones(free.sum())], axis=1)
-        (lam, _), *_ = np.linalg.lstsq(design, -c[free], rcond=None)
-        lam = max(float(lam), 0.0)
-        grad = c + lam * grad_phi
-        value = c @ x + lam * (self._phi(x) - self.level)
-        return float(value + grad.min() - grad @ x) - ROOT_MARGIN
+    def __init__(self, p, A, alpha, level, weight):
+        self.p, self.A, self.alpha, self.level, self.weight = p, A, alpha, level, weight
+        self.basis = linalg.null_space(np.ones((1, p.size)))
 
     def _phi(self, q):
         return (np.maximum(q @ self.A.T, 0.0) ** self.alpha) @ self.weight
@@ -336,16 +317,17 @@ class _BoxTree:
         h = _congruence(self.A, 2 * w * kappa)
         return exact, _Constraint(self, h, (2 * w * kappa) @ row_norms, z0, kappa)
 
-    def _evaluate(self, which, mu):
-        """Bound the boxes ``which`` with each trial multiplier and constraint model; keep the best per box.
+    def __call__(self, lo, hi, start, lam, mu):
+        """Bound boxes with each trial multiplier and constraint model; keep the best per box.
 
-        The trials of one constraint model run as one stacked ascent (trial-major rows), so a
-        box costs a few array operations rather than a Python loop per trial.
+        ``lam`` is each box's previous multiplier (inf: none yet).  Returns the bounds, the
+        ascent end points, the multipliers, the covers theta and the rival maximisers.  The
+        trials of one constraint model run as one stacked ascent (trial-major rows), so a box
+        costs a few array operations rather than a Python loop per trial.
         """
-        lo, hi, start = self.lo[which], self.hi[which], self.start[which]
-        m = which.size
-        fresh = ~np.isfinite(self.lam[which])
-        known = np.where(fresh, 0.0, self.lam[which])
+        m = lo.shape[0]
+        fresh = ~np.isfinite(lam)
+        known = np.where(fresh, 0.0, lam)
         constraints = self._constraints(lo, hi, start)
         lams, bounds, points, thetas, models = [], [], [], [], []
         for c, constraint in enumerate(constraints):
@@ -388,8 +370,101 @@ class _BoxTree:
         smaller = np.where(lams < best_lam, bounds, np.inf)
         pick = np.argmin(smaller, axis=0)
         has = np.isfinite(smaller[pick, np.arange(m)])
-        self.rival[which] = np.where(has[:, None], points[pick, np.arange(m)], best_x)
-        self.cached[which], self.mu_at[which] = best, mu
+        rival = np.where(has[:, None], points[pick, np.arange(m)], best_x)
+        return best, best_x, best_lam, best_theta, rival
+
+
+class _BoxTree:
+    """A partition of a box around the feasible set into boxes, each with a certified bound of F_mu."""
+
+    def __init__(self, geo, pool=None):
+        self.geo, self.pool = geo, pool
+        self.p, self.A, self.alpha, self.level = geo.p, geo.A, geo.alpha, geo.level
+        self.weight = geo.p_x ** (1 - geo.alpha)
+        n = self.p.size
+        self.lagrangian = _BoxLagrangian(self.p, self.A, self.alpha, self.level, self.weight)
+        self.basis = self.lagrangian.basis
+        self._phi, self._grad_phi = self.lagrangian._phi, self.lagrangian._grad_phi
+        self._quadratic_minorant = self.lagrangian._quadratic_minorant
+        lo, hi, _ = _tighten(*(b[None] for b in self._root()))
+        self.lo, self.hi = lo, hi
+        # Per box: its multiplier (inf: not yet chosen), cover, where the ascent starts, its
+        # end point, the rival maximiser, and the cached bound with the mu it was computed at.
+        self.lam = np.full(1, np.inf)
+        self.theta = np.zeros((1, n))
+        self.start = self.p[None].copy()
+        self.best_point = self.p[None].copy()
+        self.rival = self.p[None].copy()
+        self.cached = np.full(1, np.inf)
+        self.mu_at = np.zeros((1, n))
+
+    def _root(self):
+        """A box that contains Q: each coordinate's range over Q, certified by duality, within the D_2 box."""
+        lo, hi = self._ellipsoid_shadow()
+        for y in range(self.p.size):
+            for sign in (1.0, -1.0):
+                c = np.zeros(self.p.size)
+                c[y] = sign
+                extent = sign * self._certified_min(c)
+                lo[y], hi[y] = (max(lo[y], extent), hi[y]) if sign > 0 else (lo[y], min(hi[y], extent))
+        return lo, hi
+
+    def _ellipsoid_shadow(self):
+        """The D_2 ellipsoid's box (D_2 <= D_alpha for alpha >= 2 puts Q inside it), within [0, 1]."""
+        n = self.p.size
+        radius = math.expm1(self.alpha * self.geo.eps / (self.alpha - 1))
+        chi2 = self.A.T @ (self.A / self.geo.p_x[:, None])
+        inverse = self.basis @ np.linalg.inv(self.basis.T @ chi2 @ self.basis) @ self.basis.T
+        half = np.sqrt(radius * np.maximum(np.diag(inverse), 0.0)) * (1 + EIGEN_MARGIN) + 1e-15
+        return np.maximum(np.zeros(n), self.p - half), np.minimum(np.ones(n), self.p + half)
+
+    def _certified_min(self, c):
+        """A lower bound of min c^T q over Q, valid whatever the optimiser returns (weak duality).
+
+        For any lam >= 0 and x in the simplex, the convex D(q) = c^T q + lam (Phi(q) - level)
+        satisfies min_Q c^T q >= min_simplex D >= D(x) + min_j grad D(x)_j - grad D(x)^T x.
+        SLSQP supplies x and a least-squares KKT estimate supplies lam.
+        """
+        constraints = [
+            {"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones_like(q)},
+            {"type": "ineq", "fun": lambda q: self.level - self._phi(q), "jac": lambda q: -self._grad_phi(q)},
+        ]
+        res = optimize.minimize(
+            lambda q: c @ q,
+            self.p,
+            jac=lambda q: c,
+            method="SLSQP",
+            bounds=[(0.0, 1.0)] * c.size,
+            constraints=constraints,
+            options={"maxiter": 200, "ftol": 1e-15},
+        )
+        x = np.clip(res.x, 0.0, None)
+        x /= x.sum()
+        grad_phi = self._grad_phi(x)
+        free = x > ROOT_FREE
+        design = np.stack([grad_phi[free], np.ones(free.sum())], axis=1)
+        (lam, _), *_ = np.linalg.lstsq(design, -c[free], rcond=None)
+        lam = max(float(lam), 0.0)
+        grad = c + lam * grad_phi
+        value = c @ x + lam * (self._phi(x) - self.level)
+        return float(value + grad.min() - grad @ x) - ROOT_MARGIN
+
+    def _evaluate(self, which, mu):
+        """Bound the boxes ``which`` and store the results; with a pool, its workers take all
+        chunks but the last, which this process bounds meanwhile."""
+        args = (self.lo[which], self.hi[which], self.start[which], self.lam[which])
+        chunks = 1 if self.pool is None else min(self.pool.workers + 1, which.size // POOL_MIN_BOXES)
+        if chunks <= 1:
+            results = self.lagrangian(*args, mu)
+        else:
+            parts = [np.array_split(a, chunks) for a in args]
+            futures = [
+                self.pool.executor.submit(self.lagrangian, *(part[i] for part in parts), mu) for i in range(chunks - 1)
+            ]
+            mine = self.lagrangian(*(part[-1] for part in parts), mu)
+            results = [np.concatenate(r) for r in zip(*[f.result() for f in futures], mine)]
+        best, best_x, best_lam, best_theta, rival = results
+        self.cached[which], self.mu_at[which], self.rival[which] = best, mu, rival
         self.best_point[which], self.lam[which], self.theta[which] = best_x, best_lam, best_theta
 
     def bounds(self, mu, target=-np.inf):
