@@ -276,7 +276,8 @@ def test_stationary_multiplier_makes_every_output_a_local_maximum():
     model = random_model(35, 8)
     eps = 0.5 * epsilon_max(model, order)
     level = math.exp(order * eps)
-    result = global_optimum(model, eps, order, rtol=1e-3, time_limit=3)
+    result = global_optimum(model, eps, order, rtol=1e-2, time_limit=60)  # converges: no timing
+    assert result.certified
     geo = _Geometry(model, eps, order)
     columns = np.concatenate([model.p_y[:, None], result.p_y_given_u], axis=1)
     value, weights, mu_lp = _solve_lp(model, columns, _gains(model, columns))
