@@ -468,7 +468,8 @@ class _BoxTree:
         self.best_point[which], self.lam[which], self.theta[which] = best_x, best_lam, best_theta
 
     def bounds(self, mu, target=-np.inf):
-        """A certified bound of F_mu over Q in every box; only boxes that may exceed ``target`` are re-solved.
+        """A certified bound of F_mu over Q in every box; only boxes that may exceed ``target``, and
+        were not bounded at this mu, are solved.
 
         The Lagrangian depends on mu only through -mu^T (q - P_Y), so a box's bound moves by at
         most the largest change of that linear term on the box (a knapsack): the others keep
@@ -477,7 +478,10 @@ class _BoxTree:
         delta = mu[None, :] - self.mu_at
         shift = -np.sum(delta * (_knapsack(-delta, self.lo, self.hi) - self.p), axis=-1)
         bounds = self.cached + np.maximum(shift, 0.0)
-        stale = np.flatnonzero(bounds > target)
+        # A box bounded at this very mu is not bounded again (its bound would not change).
+        current = np.isfinite(self.cached) & np.all(self.mu_at == mu[None, :], axis=1)
+        stale = np.flatnonzero((bounds > target) & ~current)
+        self.evaluated = stale.size
         if stale.size:
             self._evaluate(stale, mu)
             bounds[stale] = self.cached[stale]

@@ -92,6 +92,7 @@ CONE_SHARE = 0.05
 CONE_SECONDS_UNLIMITED = 30.0
 #: Most boxes split in one round, and the columns carried from one box-phase LP to the next.
 BOX_BATCH = 400
+BOX_MIN_BATCH = 8
 #: Boxes (cones) whose bound is below value * (1 + BOX_TARGET * rtol) are not split: the gap
 #: rtol is reached once every one is below value / (1 - rtol), and a target nearer it splits
 #: far fewer (at |Y| = 10, eps_max / 2: 1169 boxes at 0.9, 2868 at 0.5, for rtol = 1e-4).
@@ -447,12 +448,14 @@ def _boxes_apply(model, geo):
 
 
 def _clock(time_limit):
-    """``out_of_time(margin=0)``: whether ``time_limit`` seconds from now would be passed after ``margin`` more."""
+    """``out_of_time(margin=0)``: whether ``time_limit`` seconds from now would be passed after
+    ``margin`` more; ``out_of_time.left()`` is the time left (inf without a limit)."""
     started = time.perf_counter()
 
     def out_of_time(margin=0.0):
         return time_limit is not None and time.perf_counter() - started + margin > time_limit
 
+    out_of_time.left = lambda: math.inf if time_limit is None else time_limit - (time.perf_counter() - started)
     return out_of_time
 
 
@@ -510,7 +513,8 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
     channel_search = _Schedule(BOX_LOCAL_EVERY)
     if model.p_y.size <= CHANNEL_POLISH_MAX_SIZE:
         for seed in range(CHANNEL_POLISH_STARTS):
-            previous, channel = value, _channel_columns(model, geo, columns, weights, [seed])
+            with channel_search.timed():
+                previous, channel = value, _channel_columns(model, geo, columns, weights, [seed])
             if _prices_above(model, channel, mu, value):
                 columns = np.concatenate([columns, channel], axis=1)
                 value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
@@ -531,6 +535,7 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
         target = value * (1 + BOX_TARGET * rtol)
         start = time.perf_counter()
         bounds = tree.bounds(tree_mu, target)
+        per_box = (time.perf_counter() - start) / max(tree.evaluated, 1)
         best_upper = min(best_upper, max(value, float(bounds.max())))
         live = np.flatnonzero(bounds > target)
         if live.size == 0 or best_upper - value <= rtol * best_upper or out_of_time() or bounds.size >= max_boxes:
@@ -538,16 +543,21 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
         live = live[np.argsort(-bounds[live])][:batch]
         found = _pull_inside(geo, tree.candidates(live))
         tree.split(live)
-        # Keep a round's bounding near BOX_ROUND_SECONDS, so that the time limit is kept to about that.
-        per_box = (time.perf_counter() - start) / max(live.size, 1)
-        batch = int(np.clip(BOX_ROUND_SECONDS / max(per_box, 1e-9), 20, BOX_BATCH))
+        # Keep the next round's bounding (two children per split) near BOX_ROUND_SECONDS, and
+        # within the time left.
+        budget = min(BOX_ROUND_SECONDS, out_of_time.left())
+        batch = int(np.clip(budget / max(2 * per_box, 1e-9), BOX_MIN_BATCH, BOX_BATCH))
         searches, found = [], np.concatenate([found, pending], axis=1)
         pending = found[:, :0]
-        if local_search.due(rounds) and not out_of_time():
-            local = _pull_inside(geo, _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER))
+        # A search runs only if it would end in time, judging by how long it took last time.
+        if local_search.due(rounds) and not out_of_time(local_search.seconds):
+            with local_search.timed():
+                local = _pull_inside(geo, _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER))
             found, searches = np.concatenate([found, local], axis=1), searches + [local_search]
-        if model.p_y.size <= CHANNEL_POLISH_MAX_SIZE and channel_search.due(rounds) and not out_of_time():
-            channel = _channel_columns(model, geo, columns, weights, [rounds])
+        small = model.p_y.size <= CHANNEL_POLISH_MAX_SIZE
+        if small and channel_search.due(rounds) and not out_of_time(channel_search.seconds):
+            with channel_search.timed():
+                channel = _channel_columns(model, geo, columns, weights, [rounds])
             found, searches = np.concatenate([found, channel], axis=1), searches + [channel_search]
         better = found[:, _priced(model, found, mu) > value * (1 + PRICING_RTOL)]
         previous = value
@@ -582,9 +592,17 @@ class _Schedule:
 
     def __init__(self, every):
         self.base = self.every = self.next = every
+        self.seconds = 0.0
 
     def due(self, rounds):
         return rounds >= self.next
+
+    @contextlib.contextmanager
+    def timed(self):
+        """Time the search's run (``seconds``: the last one's)."""
+        start = time.perf_counter()
+        yield
+        self.seconds = time.perf_counter() - start
 
     def record(self, rounds, useful):
         self.every = self.base if useful else 2 * self.every
