@@ -251,3 +251,11 @@ def test_no_traceback_from_the_shell(files):
         text=True,
     )
     assert res.returncode == 1 and "Traceback" not in res.stderr and res.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("workers", ["0", "-3"])
+def test_workers_must_be_a_process_count(files, capsys, workers):
+    argv = ["design", "--leakage", str(files / "A.csv"), "--prior", str(files / "px.csv"), "--eps", "0.02"]
+    assert main(argv + ["--order", "2", "--workers", workers]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("renyi: error: --workers must be") and err.count("\n") == 1, err

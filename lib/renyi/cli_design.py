@@ -232,6 +232,8 @@ def design(args) -> dict:
         global_optimum,
     )
 
+    if args.workers == 0 or args.workers < -1:
+        raise DesignError(f"--workers must be a positive process count or -1 (every core), got {args.workers}")
     if not args.eps > 0 or not math.isfinite(args.eps):
         raise DesignError(
             f"--eps must be a finite budget > 0, got {args.eps:g} (at 0 only a non-injective "
@@ -282,7 +284,9 @@ def design(args) -> dict:
                 f"|Y| = {model.p_y.size} is too large for the certified optimum (practical up to "
                 f"|Y| = {MAX_OPTIMUM_Y}); use --method two-scale"
             )
-        mech = global_optimum(model, eps, order, rtol=args.rtol, time_limit=args.time_limit)
+        mech = global_optimum(
+            model, eps, order, rtol=args.rtol, time_limit=args.time_limit, workers=args.workers
+        )
         report["bracket"] = {
             "lower": mech.lower_bound,
             "upper": mech.upper_bound,
@@ -442,6 +446,13 @@ def add_parser(sub, number) -> None:
         default=120.0,
         metavar="S",
         help="seconds for the optimum's search; the bracket found so far is reported (default 120)",
+    )
+    d.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="processes for the optimum's box search at |Y| >= 8 (-1: every core; default 1)",
     )
     d.add_argument("--out", metavar="FILE", help="write P_{U|Y} to FILE (.csv, .txt or .npy)")
     d.add_argument("--json", action="store_true", help="print JSON instead of a summary")
