@@ -289,8 +289,8 @@ def test_stationary_multiplier_makes_every_output_a_local_maximum():
         return float(np.sum(d * d / model.p_y) - d @ mu)
 
     values = [f_mu(q) for q in polished.T]
-    assert max(values) - min(values) <= 1e-6 * value  # one supporting plane touches them all
+    assert max(values) - min(values) <= 1e-5 * value  # one supporting plane touches them all
     for q in polished.T:
         moved = _slsqp_on_q(model, order, level, lambda x: -f_mu(x), q, [(0.0, 1.0)] * q.size, 300)
         assert _phi(model, moved, order) <= level * (1 + 1e-9)
-        assert f_mu(moved) <= f_mu(q) + 1e-6 * value
+        assert f_mu(moved) <= f_mu(q) + 1e-5 * value

@@ -284,9 +284,7 @@ def design(args) -> dict:
                 f"|Y| = {model.p_y.size} is too large for the certified optimum (practical up to "
                 f"|Y| = {MAX_OPTIMUM_Y}); use --method two-scale"
             )
-        mech = global_optimum(
-            model, eps, order, rtol=args.rtol, time_limit=args.time_limit, workers=args.workers
-        )
+        mech = global_optimum(model, eps, order, rtol=args.rtol, time_limit=args.time_limit, workers=args.workers)
         report["bracket"] = {
             "lower": mech.lower_bound,
             "upper": mech.upper_bound,

@@ -396,6 +396,9 @@ class _BoxTree:
         self.best_point = self.p[None].copy()
         self.rival = self.p[None].copy()
         self.cached = np.full(1, np.inf)
+        # Whether the box has not been bounded itself yet (a child keeps its parent's bound,
+        # valid on the smaller box, until it is).
+        self.unbounded = np.ones(1, dtype=bool)
         self.mu_at = np.zeros((1, n))
 
     def _root(self):
@@ -449,7 +452,7 @@ class _BoxTree:
         value = c @ x + lam * (self._phi(x) - self.level)
         return float(value + grad.min() - grad @ x) - ROOT_MARGIN
 
-    def _evaluate(self, which, mu):
+    def _evaluate(self, which, mu, prior):
         """Bound the boxes ``which`` and store the results; with a pool, its workers take all
         chunks but the last, which this process bounds meanwhile."""
         args = (self.lo[which], self.hi[which], self.start[which], self.lam[which])
@@ -464,7 +467,10 @@ class _BoxTree:
             mine = self.lagrangian(*(part[-1] for part in parts), mu)
             results = [np.concatenate(r) for r in zip(*[f.result() for f in futures], mine)]
         best, best_x, best_lam, best_theta, rival = results
-        self.cached[which], self.mu_at[which], self.rival[which] = best, mu, rival
+        # A box lies in its parent, and a bound at another mu moves by the knapsack shift:
+        # ``prior`` is valid too, and the smaller of the two is kept.
+        self.cached[which], self.mu_at[which], self.rival[which] = np.minimum(best, prior), mu, rival
+        self.unbounded[which] = False
         self.best_point[which], self.lam[which], self.theta[which] = best_x, best_lam, best_theta
 
     def bounds(self, mu, target=-np.inf):
@@ -479,11 +485,11 @@ class _BoxTree:
         shift = -np.sum(delta * (_knapsack(-delta, self.lo, self.hi) - self.p), axis=-1)
         bounds = self.cached + np.maximum(shift, 0.0)
         # A box bounded at this very mu is not bounded again (its bound would not change).
-        current = np.isfinite(self.cached) & np.all(self.mu_at == mu[None, :], axis=1)
+        current = ~self.unbounded & np.all(self.mu_at == mu[None, :], axis=1)
         stale = np.flatnonzero((bounds > target) & ~current)
         self.evaluated = stale.size
         if stale.size:
-            self._evaluate(stale, mu)
+            self._evaluate(stale, mu, bounds[stale])
             bounds[stale] = self.cached[stale]
         return bounds
 
@@ -515,10 +521,10 @@ class _BoxTree:
         self.lo = np.concatenate([self.lo[rest], lo_new[keep]])
         self.hi = np.concatenate([self.hi[rest], hi_new[keep]])
         self.start = np.concatenate([self.start[rest], np.concatenate([ends, ends])[keep]])
-        for name in ("lam", "theta", "best_point", "rival", "cached", "mu_at"):
+        for name in ("lam", "theta", "best_point", "rival", "cached", "mu_at", "unbounded"):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old[rest], old[parents]]))
-        self.cached[-parents.size :] = np.inf
+        self.unbounded[-parents.size :] = True
 
     def _boundary_points(self, q):
         """Where rays from P_Y through the rows of ``q`` leave Q: the children's ascent starts there."""

@@ -111,7 +111,7 @@ CHANNEL_POLISH_MAX_SIZE = 12
 CHANNEL_POLISH_STARTS = 2
 #: The box tree's mu is the stationary one when its least-squares KKT system fits this well
 #: (relative residual; an exact local optimum fits to round-off), else the LP's dual.
-STATIONARY_RTOL = 1e-6
+STATIONARY_RTOL = 1e-3
 #: Posterior coordinates at or below this count as zero (a face) in the KKT system.
 STATIONARY_ZERO = 1e-10
 #: SLSQP iterations of the mechanism polish that precedes the KKT fit.
