@@ -30,7 +30,15 @@ feasible points, so :math:`L\ge F_\mu` there.
 * **Root and splits.**  The root box is each coordinate's range over
   :math:`\mathcal Q^{\rm ex}_\epsilon`, certified by duality.  A box is halved between the
   maximisers of two competing multipliers when they differ (the hard case of the
-  trust-region problem), else across its widest side in the :math:`\chi^2` metric.
+  trust-region problem), else across its widest side in the :math:`\chi^2` metric.  A
+  child keeps its parent's bound (valid on the smaller box) when its own is larger, so
+  bounds never grow.
+* **Speed.**  All trial multipliers of a constraint model run as one stacked ascent, and
+  with a :class:`_WorkerPool` the boxes of a round are bounded in chunks by several
+  processes (``global_optimum(..., workers=2)``).  Which :math:`\mu` the tree bounds
+  (:mod:`renyi.lift.optimum` fits it to the KKT conditions of a locally optimal mechanism)
+  matters more than either: any :math:`\mu` is valid, but only the stationary one can make
+  the bound tight.
 
 At a local maximiser of :math:`F_\mu` with its KKT multiplier the added terms vanish,
 which is why the bound tightens fast where :math:`\mathcal Q^{\rm ex}_\epsilon` is nearly an

@@ -382,24 +382,26 @@ def global_optimum(
       function on a simplex by its vertices; it closes the gap at
       :math:`|\mathcal Y|\le6` but needs exponentially many cones beyond;
     * from :math:`|\mathcal Y|\ge8` (with :math:`\alpha\ge2`, invertible
-      :math:`A`, :math:`\epsilon>0`), after the cones have had 10 % of the time, the
+      :math:`A`, :math:`\epsilon>0`), after the cones have had 5 % of the time, the
       **box** one (:mod:`renyi.lift.boxes`), which majorises :math:`F_\mu` on each
       box by a concave Lagrangian (:math:`\lambda(e^{\alpha\epsilon}-\Phi_\alpha)` plus a
-      cover that makes it concave) and certifies its maximum by a supergradient.
+      cover that makes it concave) and certifies its maximum by a supergradient.  Its
+      :math:`\mu` is not the LP's dual but the multiplier at which :math:`F_\mu` is
+      stationary at every output of the polished mechanism (a least-squares fit of the
+      KKT conditions), renewed when the lower bound rises.
 
     The smallest of these and Theorem 1's :math:`V_+` (and two coarse closed
     forms) is reported, with its name.  All are valid whatever the time limit;
     only the gap depends on it.
 
-    Cost.  Measured on two cores at :math:`\alpha=3` (``make bench``, where the
-    table is): gaps below :math:`10^{-6}` take about a second at
+    Cost.  Measured on a two-core machine at :math:`\alpha=3` (``make bench``, where
+    the table is): gaps below :math:`10^{-6}` take up to about 2 s at
     :math:`|\mathcal Y|\le6`.  At :math:`|\mathcal Y|=10` the box branch and bound
-    reaches gaps of about :math:`10^{-3}` in 10 s when :math:`\epsilon` is small
-    (:math:`\epsilon_{\max}/2`, where Theorem 1's band alone leaves about
-    :math:`2\times10^{-2}`), but at :math:`\epsilon=0.02` the gap stays large (0.2
-    to 0.5): there the optimal posteriors sit on faces of the simplex and far from
-    the quadratic regime.  The time limit is checked between rounds of about a
-    second.
+    reaches :math:`10^{-4}` in about 7 s when :math:`\epsilon` is small
+    (:math:`\epsilon_{\max}/2` on diagonally dominant models, where Theorem 1's band
+    alone leaves about :math:`2\times10^{-2}`), but at :math:`\epsilon=0.02` the gap
+    stays large (0.2 to 0.5): there the optimal posteriors sit on faces of the simplex
+    and far from the quadratic regime.  The time limit is kept to within about a second.
 
     References
     ----------
