@@ -26,7 +26,8 @@ feasible points, so :math:`L\ge F_\mu` there.
   knapsack; :math:`\hat q` comes from an accelerated projected ascent, whose accuracy
   affects only how tight the bound is.
 * **Multipliers.**  :math:`\lambda` is tried at multiples of the parent box's and at the
-  value from which :math:`F_\mu-\lambda\tilde\Phi` is concave without :math:`\theta`.
+  value from which :math:`F_\mu-\lambda\tilde\Phi` is concave without :math:`\theta`, then
+  at a finer grid around the winner (the bound is roughly convex in :math:`\lambda`).
 * **Root and splits.**  The root box is each coordinate's range over
   :math:`\mathcal Q^{\rm ex}_\epsilon`, certified by duality.  A box is halved between the
   maximisers of two competing multipliers when they differ (the hard case of the
