@@ -185,23 +185,23 @@ class _Constraint:
     """
 
     def __init__(self, lagrangian, h, curvature, z0=None, kappa=None):
-        self.tree, self.h, self.curvature, self.z0, self.kappa = lagrangian, h, curvature, z0, kappa
+        self.owner, self.h, self.curvature, self.z0, self.kappa = lagrangian, h, curvature, z0, kappa
 
     def rows(self, idx):
         pick = lambda v: None if v is None else v[idx]
-        return _Constraint(self.tree, self.h[idx], self.curvature[idx], pick(self.z0), pick(self.kappa))
+        return _Constraint(self.owner, self.h[idx], self.curvature[idx], pick(self.z0), pick(self.kappa))
 
     def phi(self, q):
         if self.z0 is None:
-            return self.tree._phi(q)
-        a, dz = self.tree.alpha, q @ self.tree.A.T - self.z0
-        return np.sum(self.tree.weight * (self.z0**a + a * self.z0 ** (a - 1) * dz + self.kappa * dz**2), axis=-1)
+            return self.owner._phi(q)
+        a, dz = self.owner.alpha, q @ self.owner.A.T - self.z0
+        return np.sum(self.owner.weight * (self.z0**a + a * self.z0 ** (a - 1) * dz + self.kappa * dz**2), axis=-1)
 
     def grad(self, q):
         if self.z0 is None:
-            return self.tree._grad_phi(q)
-        a, dz = self.tree.alpha, q @ self.tree.A.T - self.z0
-        return (self.tree.weight * (a * self.z0 ** (a - 1) + 2 * self.kappa * dz)) @ self.tree.A
+            return self.owner._grad_phi(q)
+        a, dz = self.owner.alpha, q @ self.owner.A.T - self.z0
+        return (self.owner.weight * (a * self.z0 ** (a - 1) + 2 * self.kappa * dz)) @ self.owner.A
 
 
 class _BoxLagrangian:

@@ -517,20 +517,17 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
     channel_search = _Schedule(BOX_LOCAL_EVERY)
     if model.p_y.size <= CHANNEL_POLISH_MAX_SIZE:
         for seed in range(CHANNEL_POLISH_STARTS):
+            previous = value
             with channel_search.timed():
-                previous, channel = value, _channel_columns(model, geo, columns, weights, [seed])
-            if _prices_above(model, channel, mu, value):
-                columns = np.concatenate([columns, channel], axis=1)
-                value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
+                channel = _channel_columns(model, geo, columns, weights, [seed])
+            columns, value, weights, mu = _enter(model, (columns, value, weights, mu), channel)
             channel_search.record(0, value > previous * (1 + SEARCH_USEFUL * rtol))
             if channel_search.every > BOX_LOCAL_EVERY:
                 break
     tree = _BoxTree(geo, pool)
     # The tree's mu changes only when the mechanism improves: every change re-solves boxes.
     tree_mu, polished = _polished_multiplier(model, geo, columns, weights, mu)
-    if _prices_above(model, polished, mu, value):
-        columns = np.concatenate([columns, polished], axis=1)
-        value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
+    columns, value, weights, mu = _enter(model, (columns, value, weights, mu), polished)
     mu_value, pending = value, columns[:, :0]
     best_upper, rounds, batch = math.inf, 0, BOX_BATCH
     local_search = _Schedule(BOX_LOCAL_EVERY)
@@ -582,6 +579,15 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
 def _priced(model, columns, mu):
     """The reduced gains g(q) - mu^T (q - P_Y) of candidate columns."""
     return _gains(model, columns) - mu @ (columns - model.p_y[:, None])
+
+
+def _enter(model, lp, new):
+    """The LP ``(columns, value, weights, mu)`` re-solved with ``new`` if a column of it would enter."""
+    columns, value, weights, mu = lp
+    if not _prices_above(model, new, mu, value):
+        return lp
+    columns = np.concatenate([columns, new], axis=1)
+    return (columns, *_solve_lp(model, columns, _gains(model, columns)))
 
 
 def _prices_above(model, columns, mu, value):
