@@ -17,7 +17,7 @@ from scipy import optimize
 from test_optimum import random_model
 
 from renyi.lift import epsilon_max, global_optimum
-from renyi.lift.boxes import _BoxTree, _knapsack, _project, _tighten
+from renyi.lift.boxes import _BoxTree, _cheapest_cover, _congruence, _knapsack, _project, _tighten
 from renyi.lift.cones import _Geometry
 
 
@@ -129,6 +129,83 @@ def test_quadratic_minorant_lies_below_the_power(order):
         z = z_lo + scale * (z0 - z_lo) + (scale > 1) * 0.3 * scale
         taylor = z0**order + order * z0 ** (order - 1) * (z - z0) + kappa * (z - z0) ** 2
         assert np.all(z**order >= taylor - 1e-13 * np.maximum(1, z**order))
+
+
+def _cover_problems(seed, k, eps, lams):
+    """Hessians m of F_mu - lam Phi on the plane at random boxes, with their squared widths."""
+    model = random_model(seed, k)
+    tree = _BoxTree(_Geometry(model, eps, 3))
+    lagrangian, rng = tree.lagrangian, np.random.default_rng(seed)
+    lo, hi = _random_boxes(rng, 40, k)
+    lo, hi = lo[: len(lams)], hi[: len(lams)]
+    lam = np.asarray(lams[: lo.shape[0]], dtype=float)
+    m = np.diag(2 / model.p_y)[None] - lam[:, None, None] * lagrangian._h_lo(lo)
+    basis = lagrangian.basis
+    return lagrangian, basis, basis.T @ m @ basis, lo, hi, lam
+
+
+def _cutting_plane_cover(basis, m, width2, rounds=200):
+    """min sum theta w2 s.t. B^T diag(2 theta) B >= m by Kelley's cutting planes (HiGHS).
+
+    Each cut is the LMI at one eigenvector v of the current violation:
+    2 sum_y theta_y (B v)_y^2 >= v^T m v.  The LP's value never exceeds the true minimum.
+    """
+    cuts, rhs, theta = [], [], np.zeros(width2.size)
+    for _ in range(rounds):
+        eig, vec = np.linalg.eigh(m - basis.T @ np.diag(2 * theta) @ basis)
+        if eig[-1] <= 1e-10 * np.abs(eig).max():
+            break
+        for j in np.flatnonzero(eig > 0):
+            cuts.append(-2 * (basis @ vec[:, j]) ** 2)
+            rhs.append(-(vec[:, j] @ m @ vec[:, j]))
+        theta = optimize.linprog(width2, A_ub=np.array(cuts), b_ub=np.array(rhs), bounds=(0, None)).x
+    return float(width2 @ theta)
+
+
+@pytest.mark.parametrize("seed,k,eps", [(41, 6, 0.02), (42, 10, 0.02), (43, 10, 0.002)])
+def test_least_cost_cover_is_the_semidefinite_programs_minimum(seed, k, eps):
+    """The barrier method's cover costs at most 1 % (plus 2e-3 of its start's cost)
+    above the cutting-plane LP's minimum, which bounds the semidefinite program's from below;
+    and it is a cover."""
+    lams = [0.0, 0.5, 2.0, 5.0]  # (where F_mu - lam Phi is already concave, see the next test)
+    lagrangian, basis, m, lo, hi, lam = _cover_problems(seed, k, eps, lams)
+    width2 = np.maximum(hi - lo, 1e-7) ** 2
+    # 1/p covers (m is 2 D^-1 less a positive semidefinite term), so 1.1/p does strictly.
+    start = np.broadcast_to(1.1 / lagrangian.p, lo.shape)
+    assert np.all(np.linalg.eigvalsh(_congruence(basis, 2 * start) - m)[:, 0] > 0)
+    theta = _cheapest_cover(m, basis, width2, start)
+    for i in range(lo.shape[0]):
+        least = _cutting_plane_cover(basis, m[i], width2[i])
+        cost = float(width2[i] @ theta[i])
+        # The barrier's last stage has a duality gap of about 4^-5 of the start's cost.
+        start_cost = float(width2[i] @ start[i])
+        assert least * (1 - 1e-6) <= cost <= least * 1.01 + 2e-3 * start_cost, (i, cost, least)
+        assert np.linalg.eigvalsh(_congruence(basis, 2 * theta[i : i + 1])[0] - m[i])[0] >= -1e-9 * np.abs(m[i]).max()
+
+
+def test_cover_makes_the_lagrangian_concave_and_never_costs_more_than_the_fixed_shapes():
+    """_cover's theta leaves no positive curvature on the plane (eigenvalues from scratch), and
+    costs at most what scaling the plain 1/p shape until it covers costs."""
+    lams = [0.0, 0.3, 1.0, 3.0, 10.0, 30.0]
+    lagrangian, basis, m, lo, hi, lam = _cover_problems(44, 8, 0.02, lams)
+    h = lagrangian._h_lo(lo)
+    theta = lagrangian._cover(lo, hi, lam, h)
+    assert np.all(theta >= 0)
+    width2 = np.maximum(hi - lo, 1e-7) ** 2
+    for i in range(lo.shape[0]):
+        hessian = basis.T @ (np.diag(2 / lagrangian.p) - lam[i] * h[i] - np.diag(2 * theta[i])) @ basis
+        assert np.linalg.eigvalsh(hessian)[-1] <= 0.0
+        # The 1/p shape scaled by a bisection on concavity (independent of _cover's algebra).
+        lo_s, hi_s = 0.0, 2.0
+        concave = lambda s: np.linalg.eigvalsh(
+            basis.T @ (np.diag(2 / lagrangian.p) - lam[i] * h[i] - np.diag(2 * s / lagrangian.p)) @ basis
+        )[-1] <= 0
+        for _ in range(60):
+            mid = 0.5 * (lo_s + hi_s)
+            lo_s, hi_s = (lo_s, mid) if concave(mid) else (mid, hi_s)
+        plain = width2[i] @ (1 / lagrangian.p)
+        # (plus _cover's safety margin, 1e-9 of the largest eigenvalue, where none is needed)
+        assert width2[i] @ theta[i] <= hi_s * plain * (1 + 1e-6) + 1e-6 * plain
 
 
 @pytest.mark.parametrize("seed,k,eps", [(4, 5, 0.05), (5, 8, 0.02), (6, 8, 0.002)])
