@@ -197,9 +197,11 @@ def test_cover_makes_the_lagrangian_concave_and_never_costs_more_than_the_fixed_
         assert np.linalg.eigvalsh(hessian)[-1] <= 0.0
         # The 1/p shape scaled by a bisection on concavity (independent of _cover's algebra).
         lo_s, hi_s = 0.0, 2.0
-        concave = lambda s: np.linalg.eigvalsh(
-            basis.T @ (np.diag(2 / lagrangian.p) - lam[i] * h[i] - np.diag(2 * s / lagrangian.p)) @ basis
-        )[-1] <= 0
+
+        def concave(s):
+            shifted = np.diag(2 / lagrangian.p) - lam[i] * h[i] - np.diag(2 * s / lagrangian.p)
+            return np.linalg.eigvalsh(basis.T @ shifted @ basis)[-1] <= 0
+
         for _ in range(60):
             mid = 0.5 * (lo_s + hi_s)
             lo_s, hi_s = (lo_s, mid) if concave(mid) else (mid, hi_s)

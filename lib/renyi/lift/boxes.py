@@ -421,9 +421,8 @@ class _BoxLagrangian:
             a, b = np.where(left, a, c), np.where(left, d, b)
             new = np.where(left, b - g * (b - a), a + g * (b - a))
             fn = f(new)
-            c, d, fc, fd = (
-                np.where(left, new, d), np.where(left, c, new), np.where(left, fn, fd), np.where(left, fc, fn)
-            )
+            c, d = np.where(left, new, d), np.where(left, c, new)
+            fc, fd = np.where(left, fn, fd), np.where(left, fc, fn)
 
     def __call__(self, lo, hi, start, lam, lam_best, mu):
         """Bound boxes with each trial multiplier and constraint model; keep the best per box.
@@ -480,9 +479,7 @@ class _BoxLagrangian:
                 # coarse winner's (their trial grid drifts otherwise: at |Y| = 10, eps_max / 2,
                 # a gap of 2e-3 instead of 9e-5 in 10 s) and try this one too.
                 final_lam = bound_lam[rows]
-                bound, x, theta = self._bound(
-                    lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows)
-                )
+                bound, x, theta = self._bound(lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows))
                 keep = bound < best[rows]
                 best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
                 bound_lam[rows[keep]] = final_lam[keep]
