@@ -20,14 +20,18 @@ feasible points, so :math:`L\ge F_\mu` there.
 * **Concavity.**  For :math:`\alpha\ge2` the Hessian of :math:`\Phi_\alpha` is smallest at the
   box's lower corner (:math:`A\ge0`), that of the minorant is constant, and :math:`\theta` is
   raised until :math:`\nabla^2L\preceq0` on the plane (a generalised eigenvalue, with a
-  safety margin).
+  safety margin).  Its shape is the one of least cost :math:`\sum_y\theta_yw_y^2`, a small
+  semidefinite program solved by a barrier method (:func:`_cheapest_cover`): a box against
+  a face of the simplex is 30 times narrower in some coordinates than in others, and a
+  fixed shape there costs several times the least.
 * **Certificate.**  For any :math:`\hat q` in the box,
   :math:`\max L\le L(\hat q)+\max_v\nabla L(\hat q)^{\mathsf T}(v-\hat q)`, a fractional
   knapsack; :math:`\hat q` comes from an accelerated projected ascent, whose accuracy
   affects only how tight the bound is.
-* **Multipliers.**  :math:`\lambda` is tried at multiples of the parent box's and at the
-  value from which :math:`F_\mu-\lambda\tilde\Phi` is concave without :math:`\theta`, then
-  at a finer grid around the winner (the bound is roughly convex in :math:`\lambda`).
+* **Multipliers.**  :math:`\lambda` is tried at multiples of the parent box's, at the one of
+  the parent's bound and at the value from which :math:`F_\mu-\lambda\tilde\Phi` is concave
+  without :math:`\theta`; a golden-section search follows around the winner (the bound is
+  roughly convex in :math:`\lambda`, with a sharp minimum where two maximisers compete).
 * **Root and splits.**  The root box is each coordinate's range over
   :math:`\mathcal Q^{\rm ex}_\epsilon`, certified by duality.  A box is halved between the
   maximisers of two competing multipliers when they differ (the hard case of the
