@@ -72,7 +72,8 @@ def test_theorem1_upper_bound_is_used_when_smaller():
     result = global_optimum(model, eps, 3, time_limit=1.0, max_cones=50)
     cert = certificate(model, eps, 3)
     assert result.upper_bound <= cert.V_plus * (1 + 1e-12)
-    assert result.upper_bound_source in {"theorem 1", "branch-and-bound"}
+    # (within 1 s the box branch and bound may already beat V_+ at this size)
+    assert result.upper_bound_source in {"theorem 1", "branch-and-bound", "box branch-and-bound"}
     if result.upper_bound_source == "theorem 1":
         assert result.upper_bound == cert.V_plus
 

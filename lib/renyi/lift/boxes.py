@@ -63,7 +63,6 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from scipy import linalg, optimize
 
-from ._numerics import DEGENERATE_NORM
 
 __all__: list[str] = []
 
@@ -647,7 +646,11 @@ class _BoxTree:
         hi_left, lo_right = hi.copy(), lo.copy()
         hi_left[rows, y], lo_right[rows, y] = middle, middle
         lo_new, hi_new, keep = _tighten(np.concatenate([lo, lo_right]), np.concatenate([hi_left, hi]))
-        ends = self._boundary_points(self.best_point[which])
+        # The children's ascents start at the parent's end point, which is also where their
+        # quadratic minorant of Phi is expanded: its tightness depends on that point (starting
+        # at the boundary of Q along the ray through it, as before, left |Y| = 20 below eps_max
+        # converging in 11.7 s with about 400 boxes instead of 5.5 s with 35).
+        ends = self.best_point[which]
         parents = np.concatenate([which, which])[keep]
         rest = np.ones(self.lo.shape[0], dtype=bool)
         rest[which] = False
@@ -658,13 +661,3 @@ class _BoxTree:
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old[rest], old[parents]]))
         self.unbounded[-parents.size :] = True
-
-    def _boundary_points(self, q):
-        """Where rays from P_Y through the rows of ``q`` leave Q: the children's ascent starts there."""
-        c = self.geo.B_pinv @ (q.T - self.p[:, None])
-        norm = np.linalg.norm(c, axis=0)
-        out = q.copy()
-        ok = norm > DEGENERATE_NORM
-        if ok.any():
-            out[ok] = self.geo.rays(c[:, ok] / norm[ok])[1].T
-        return out
