@@ -323,31 +323,33 @@ class _BoxLagrangian:
             np.broadcast_to(1 / self.p, lo.shape),  # F's own curvature
             spread / np.sqrt(width2) + 1e-6 / self.p,  # optimal for a rank-one convexity (kept definite)
         )
-        best, best_cost = None, None
-        for shape in shapes + ((None,) if least else ()):
-            if shape is None:
-                # Last, the least-cost cover, from a strictly feasible point (the best so far,
-                # enlarged); a row the barrier method lost (round-off) keeps that point.
-                start = best * (1 + COVER_START_MARGIN) + 1e-12
-                try:
-                    shape = _cheapest_cover(m, self.basis, width2, start)
-                except np.linalg.LinAlgError:
-                    shape = start
-                ok = np.all(np.isfinite(shape) & (shape > 0), axis=-1, keepdims=True)
-                shape = np.where(ok, shape, start)
-                shape = shape + COVER_FLOOR * shape.max(axis=-1, keepdims=True)
+
+        def certified(shape):
+            """The shape scaled until the Lagrangian is concave (a generalised eigenvalue)."""
             cover = np.linalg.cholesky(_congruence(self.basis, 2 * shape))
             x = np.linalg.solve(cover, m)
             x = np.linalg.solve(cover, np.swapaxes(x, 1, 2))
             eig_c = np.linalg.eigvalsh(0.5 * (x + np.swapaxes(x, 1, 2)))
             top = np.maximum(eig_c[:, -1], 0.0) + EIGEN_MARGIN * np.abs(eig_c).max(axis=1)
-            theta = top[:, None] * shape
-            cost = np.sum(theta * width2, axis=-1)
-            if best is None:
-                best, best_cost = theta, cost
-            else:
-                cheaper = cost < best_cost
-                best, best_cost = np.where(cheaper[:, None], theta, best), np.where(cheaper, cost, best_cost)
+            return top[:, None] * shape
+
+        def cheaper(a, b):
+            return np.where((np.sum(a * width2, axis=-1) < np.sum(b * width2, axis=-1))[:, None], a, b)
+
+        best = certified(shapes[0])
+        for shape in shapes[1:]:
+            best = cheaper(certified(shape), best)
+        if least:
+            # The least-cost cover, from a strictly feasible point (the best so far, enlarged);
+            # a row the barrier method lost (round-off) keeps that point.
+            start = best * (1 + COVER_START_MARGIN) + 1e-12
+            try:
+                shape = _cheapest_cover(m, self.basis, width2, start)
+            except np.linalg.LinAlgError:
+                shape = start
+            ok = np.all(np.isfinite(shape) & (shape > 0), axis=-1, keepdims=True)
+            shape = np.where(ok, shape, start)
+            best = cheaper(certified(shape + COVER_FLOOR * shape.max(axis=-1, keepdims=True)), best)
         return best
 
     def _bound(self, lo, hi, mu, lam, start, constraint, steps=None, least=True):
@@ -396,6 +398,8 @@ class _BoxLagrangian:
         bound, x, theta = self._bound(
             lo[tile], hi[tile], mu, lams.ravel(), start[tile], constraint.rows(tile), TRIAL_STEPS, least
         )
+        # A NaN bound (round-off in a degenerate box) certifies nothing: it counts as infinite.
+        bound = np.where(np.isnan(bound), np.inf, bound)
         return bound.reshape(n_trials, m), x.reshape(n_trials, m, -1), theta.reshape(n_trials, m, -1)
 
     def _golden(self, lo, hi, mu, rows, constraint, best, best_lam, bound_lam, start):
@@ -415,7 +419,6 @@ class _BoxLagrangian:
         def f(points):
             lam = np.exp(points)
             bound = self._trials(lo[rows], hi[rows], mu, lam[None], start[rows], sub)[0][0]
-            bound = np.where(np.isnan(bound), np.inf, bound)
             better = bound < best[rows]
             best[rows[better]], bound_lam[rows[better]] = bound[better], lam[better]
             return bound
@@ -471,7 +474,6 @@ class _BoxLagrangian:
             models.append(np.full(len(trials), c))
         lams, bounds, models = np.concatenate(lams), np.concatenate(bounds), np.concatenate(models)
         points, thetas = np.concatenate(points), np.concatenate(thetas)
-        bounds = np.where(np.isnan(bounds), np.inf, bounds)
         # The first best trial per box; a box with no finite bound keeps its start.
         top, rows = np.argmin(bounds, axis=0), np.arange(m)
         best, ok = bounds[top, rows], np.isfinite(bounds[top, rows])
