@@ -26,12 +26,14 @@ feasible points, so :math:`L\ge F_\mu` there.
   fixed shape there costs up to 1.6 times the least.
 * **Certificate.**  For any :math:`\hat q` in the box,
   :math:`\max L\le L(\hat q)+\max_v\nabla L(\hat q)^{\mathsf T}(v-\hat q)`, a fractional
-  knapsack; :math:`\hat q` comes from an accelerated projected ascent, whose accuracy
-  affects only how tight the bound is.
+  knapsack; :math:`\hat q` comes from an accelerated projected ascent in the metric of a
+  diagonal majoriser of :math:`-\nabla^2L` (the covers' :math:`\theta` span four decades on
+  a box against a face), whose accuracy affects only how tight the bound is.
 * **Multipliers.**  :math:`\lambda` is tried at multiples of the parent box's, at the one of
   the parent's bound and at the value from which :math:`F_\mu-\lambda\tilde\Phi` is concave
   without :math:`\theta`; a golden-section search follows around the winner (the bound is
-  roughly convex in :math:`\lambda`, with a sharp minimum where two maximisers compete).
+  roughly convex in :math:`\lambda`, with a sharp minimum where two maximisers compete), each
+  evaluation's least-cost cover starting from the previous one's.
 * **Root and splits.**  The root box is each coordinate's range over
   :math:`\mathcal Q^{\rm ex}_\epsilon`, certified by duality.  A box is halved between the
   maximisers of two competing multipliers when they differ (the hard case of the
