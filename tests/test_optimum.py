@@ -129,3 +129,19 @@ def test_pricing_passes_running_out_keeps_columns_and_weights_together(monkeypat
     assert result.feasible and 0 < result.lower_bound <= result.upper_bound
     reference = global_optimum(random_model(3, 6), 0.02, 3, time_limit=3.0, rtol=1e-3)
     assert result.lower_bound <= reference.upper_bound * (1 + 1e-9)
+
+
+def test_search_runs_with_one_blas_thread(monkeypatch):
+    from threadpoolctl import threadpool_info
+
+    import renyi.lift.optimum as optimum
+
+    seen, original = [], optimum._cone_phase
+
+    def spy(*args, **kwargs):
+        seen.extend(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(optimum, "_cone_phase", spy)
+    global_optimum(MEDICAL, 0.02, 3)
+    assert seen and set(seen) == {1}
