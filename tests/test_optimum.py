@@ -131,17 +131,17 @@ def test_pricing_passes_running_out_keeps_columns_and_weights_together(monkeypat
     assert result.lower_bound <= reference.upper_bound * (1 + 1e-9)
 
 
-def test_search_runs_with_one_blas_thread(monkeypatch):
+def test_box_phase_runs_with_one_blas_thread(monkeypatch):
     from threadpoolctl import threadpool_info
 
     import renyi.lift.optimum as optimum
 
-    seen, original = [], optimum._cone_phase
+    seen, original = [], optimum._box_phase
 
     def spy(*args, **kwargs):
         seen.extend(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(optimum, "_cone_phase", spy)
-    global_optimum(MEDICAL, 0.02, 3)
+    monkeypatch.setattr(optimum, "_box_phase", spy)
+    global_optimum(random_model(9, 10), 0.02, 3, time_limit=1.0)
     assert seen and set(seen) == {1}
