@@ -13,9 +13,10 @@ cones as :math:`|\mathcal Y|` grows.  Here the posteriors are split into boxes
     +\textstyle\sum_y\theta_y(q_y-\ell_y)(u_y-q_y),\qquad\lambda,\theta\ge0,
 
 where :math:`\tilde\Phi\le\Phi_\alpha` on the box's feasible points: :math:`\Phi_\alpha`
-itself, or its quadratic minorant there (a Taylor polynomial at a point of the box with a
-proved lower bound of the remainder).  Both added terms are non-negative on the box's
-feasible points, so :math:`L\ge F_\mu` there.
+itself, or its quadratic minorant there (a Taylor polynomial with a proved lower bound of the
+remainder, expanded at the parent's ascent end point or where the parent's bound expanded
+it: neither point dominates).  Both added terms are non-negative on the box's feasible
+points, so :math:`L\ge F_\mu` there.
 
 * **Concavity.**  For :math:`\alpha\ge2` the Hessian of :math:`\Phi_\alpha` is smallest at the
   box's lower corner (:math:`A\ge0`), that of the minorant is constant, and :math:`\theta` is
