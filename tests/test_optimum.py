@@ -145,3 +145,26 @@ def test_box_phase_runs_with_one_blas_thread(monkeypatch):
     monkeypatch.setattr(optimum, "_box_phase", spy)
     global_optimum(random_model(9, 10), 0.02, 3, time_limit=1.0)
     assert seen and set(seen) == {1}
+
+
+def test_nearest_multiplier_prices_the_points_at_the_value_and_moves_least():
+    """The stuck tree's new mu: every given point priced at most at value (1 + slack), and no
+    farther from the old mu than the LP's dual (which qualifies) is."""
+    import renyi.lift.optimum as optimum
+
+    model = random_model(3, 8)
+    geo = optimum._Geometry(model, 0.05, 3)
+    rng = np.random.default_rng(3)
+    points = optimum._pull_inside(geo, rng.dirichlet(np.full(8, 0.3), size=60).T)
+    columns = np.concatenate([model.p_y[:, None], points], axis=1)
+    gains = np.sum((columns - model.p_y[:, None]) ** 2 / model.p_y[:, None], axis=0)
+    value, _, mu_lp = optimum._solve_lp(model, columns, gains)
+    start = mu_lp + 0.3 * rng.standard_normal(8)
+    slack = 5e-5
+    nearer = optimum._nearest_multiplier(model, start, columns, value, slack)
+    assert nearer is not None
+    priced = gains - nearer @ (columns - model.p_y[:, None])
+    assert np.all(priced <= value * (1 + slack) + 1e-12)
+    assert np.linalg.norm(nearer - start) <= np.linalg.norm(mu_lp - start) + 1e-9
+    # (and it does move: the old mu priced some point above the value)
+    assert np.max(gains - start @ (columns - model.p_y[:, None])) > value * (1 + slack)

@@ -101,6 +101,9 @@ BOX_MIN_BATCH = 8
 #: far fewer (at |Y| = 10, eps_max / 2: 1169 boxes at 0.9, 2868 at 0.5, for rtol = 1e-4).
 BOX_TARGET = 0.9
 CONE_TARGET = 0.5
+#: A tree stuck on a mu that prices a feasible point above value (1 + rtol) moves to the
+#: nearest mu that prices the known points at most at value (1 + STUCK_SLACK rtol).
+STUCK_SLACK = 0.5
 BOX_LP_COLUMNS = 4000
 #: Seconds a box round aims at (the batch adapts), which is how far the time limit may be overrun.
 BOX_ROUND_SECONDS = 1.0
@@ -540,7 +543,7 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
     # The tree's mu changes only when the mechanism improves: every change re-solves boxes.
     tree_mu, polished = _polished_multiplier(model, geo, columns, weights, mu)
     columns, value, weights, mu = _enter(model, (columns, value, weights, mu), polished)
-    mu_value, pending = value, columns[:, :0]
+    mu_value, pending, held = value, columns[:, :0], columns[:, :0]
     best_upper, rounds, batch = math.inf, 0, BOX_BATCH
     local_search = _Schedule(BOX_LOCAL_EVERY)
     while True:
@@ -555,6 +558,7 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
             return columns, value, weights, mu, best_upper, bounds.size
         live = live[np.argsort(-bounds[live])][:batch]
         found = _pull_inside(geo, tree.candidates(live))
+        worst = found[:, :BOX_LOCAL_STARTS]
         tree.split(live)
         # Keep the next round's bounding (two children per split) near BOX_ROUND_SECONDS, and
         # within the time left.
@@ -563,10 +567,17 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
         searches, found = [], np.concatenate([found, pending], axis=1)
         pending = found[:, :0]
         # A search runs only if it would end in time, judging by how long it took last time.
+        stuck = found[:, :0]
         if local_search.due(rounds) and not out_of_time(local_search.seconds):
             with local_search.timed():
                 local = _pull_inside(geo, _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER))
-            found, searches = np.concatenate([found, local], axis=1), searches + [local_search]
+                # The same search at the tree's mu from the worst boxes: a feasible point with
+                # F_mu above value (1 + rtol) proves U(mu) above it, and no split can close the
+                # gap then (|Y| = 20, eps_max / 2: a fitted mu 2e-4 off held a tree on one
+                # box for 55 s).
+                at_tree = _pull_inside(geo, _price_locally(geo, tree_mu, worst, BOX_LOCAL_ITER))
+                stuck = at_tree[:, _priced(model, at_tree, tree_mu) > value * (1 + rtol)]
+            found, searches = np.concatenate([found, local, stuck], axis=1), searches + [local_search]
         small = model.p_y.size <= CHANNEL_POLISH_MAX_SIZE
         if small and channel_search.due(rounds) and not out_of_time(channel_search.seconds):
             with channel_search.timed():
@@ -582,10 +593,38 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
             value, weights, mu = _solve_lp(model, columns, _gains(model, columns))
         for search in searches:
             search.record(rounds, value > previous * (1 + SEARCH_USEFUL * rtol))
-        if value > mu_value * (1 + MU_RENEW * rtol):
+        if stuck.shape[1] and value <= mu_value * (1 + MU_RENEW * rtol):
+            # The nearest mu that prices the LP's support and those points at most at the
+            # value (the LP's own dual is one such, but far off and poor elsewhere).
+            held = np.concatenate([columns[:, weights > NEGLIGIBLE_WEIGHT], stuck, held], axis=1)
+            nearer = _nearest_multiplier(model, tree_mu, held, value, STUCK_SLACK * rtol)
+            if nearer is not None:
+                tree_mu = nearer
+        elif value > mu_value * (1 + MU_RENEW * rtol):
             # The polished points enter the next round's LP with the boxes' points.
             tree_mu, polished = _polished_multiplier(model, geo, columns, weights, mu)
             pending, mu_value = polished, value
+
+
+def _nearest_multiplier(model, mu, points, value, slack):
+    """The mu nearest to ``mu`` at which every column of ``points`` prices at most at
+    ``value (1 + slack)`` (a projection onto a polyhedron, SLSQP), or None if none is found.
+
+    The LP's dual with those points among its columns is feasible, so the set is not empty;
+    any mu gives a valid bound, so this only decides how tight the tree's can become.
+    """
+    d = points - model.p_y[:, None]
+    ceiling = value * (1 + slack) - _gains(model, points)
+    res = optimize.minimize(
+        lambda m: 0.5 * np.sum((m - mu) ** 2),
+        mu,
+        jac=lambda m: m - mu,
+        constraints=[{"type": "ineq", "fun": lambda m: ceiling + m @ d, "jac": lambda m: d.T}],
+        method="SLSQP",
+        options={"maxiter": 200, "ftol": 1e-16},
+    )
+    ok = res.success and np.all(ceiling + res.x @ d >= -1e-12 * abs(value))
+    return res.x if ok else None
 
 
 def _priced(model, columns, mu):
