@@ -403,15 +403,15 @@ def global_optimum(
     only the gap depends on it.
 
     Cost.  Measured on a two-core machine at :math:`\alpha=3` (``make bench``, where
-    the table is): gaps below :math:`10^{-6}` take up to about 2 s at
-    :math:`|\mathcal Y|\le6`.  The box branch and bound reaches :math:`10^{-4}` in 3 to
-    8 s at :math:`|\mathcal Y|=10` and in about 6 s at :math:`|\mathcal Y|=20` when
+    the table is): gaps below :math:`10^{-6}` take about 2 to 2.6 s at
+    :math:`|\mathcal Y|\le6`.  The box branch and bound reaches :math:`10^{-4}` in 2 to
+    8 s at :math:`|\mathcal Y|=10` and in about 5 s at :math:`|\mathcal Y|=20` when
     :math:`\epsilon` is small (:math:`\epsilon_{\max}/2` on diagonally dominant models,
     where Theorem 1's band alone leaves about :math:`2\times10^{-2}`).  At
     :math:`\epsilon=0.02`, where the optimal posteriors sit on faces of the simplex, it
-    is slower: at :math:`|\mathcal Y|=10` a gap of a few per cent in 10 s, a few
-    :math:`10^{-3}` in 30 s and about :math:`2\times10^{-4}` in 60 s; at
-    :math:`|\mathcal Y|=20` 0.2 to 0.3 in 60 s.  The time limit is kept to within about
+    is slower: at :math:`|\mathcal Y|=10` a gap of :math:`10^{-2}` to :math:`10^{-1}` in
+    10 s (models differ) and :math:`10^{-4}` in about 30 s on the bench's model; at
+    :math:`|\mathcal Y|=20` 0.05 to 0.07 in 60 s.  The time limit is kept to within about
     a second.
 
     References
