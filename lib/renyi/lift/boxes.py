@@ -574,7 +574,7 @@ class _BoxLagrangian:
         has = np.isfinite(smaller[pick, np.arange(m)])
         rival = np.where(has[:, None], points[pick, np.arange(m)], best_x)
         # Where the winning minorant was expanded (the exact model's boxes keep their start).
-        best_anchor = np.where((winner == 2)[:, None], anchor, start)
+        best_anchor = np.where(second[:, None], anchor, start)
         return best, best_x, best_lam, bound_lam, best_theta, rival, best_anchor
 
 
