@@ -168,3 +168,26 @@ def test_nearest_multiplier_prices_the_points_at_the_value_and_moves_least():
     assert np.linalg.norm(nearer - start) <= np.linalg.norm(mu_lp - start) + 1e-9
     # (and it does move: the old mu priced some point above the value)
     assert np.max(gains - start @ (columns - model.p_y[:, None])) > value * (1 + slack)
+
+
+def test_merge_loses_exactly_the_gain_it_reports_and_keeps_the_barycentre():
+    """Merging nearby outputs: the chi^2 gain lost (recomputed) stays within the budget, the
+    barycentre is kept, and outputs 1e-4 apart become one."""
+    import renyi.lift.optimum as optimum
+
+    model = random_model(5, 6)
+    rng = np.random.default_rng(5)
+    centres = rng.dirichlet(np.ones(6), size=3).T
+    # Three clusters of two outputs 1e-4 apart (on the plane), weights summing to 1.
+    shift = 1e-4 * (np.eye(6)[:, :3] - np.eye(6)[:, 3:6])
+    q = np.concatenate([centres, centres + shift], axis=1)
+    w = rng.dirichlet(np.ones(6))
+    gain = lambda q, w: float(np.sum((q - model.p_y[:, None]) ** 2 / model.p_y[:, None], axis=0) @ w)
+    budget = 1e-6 * gain(q, w)
+    merged_q, merged_w = optimum._merge(q, w, model.p_y, budget)
+    assert merged_w.size == 3
+    assert np.allclose(merged_q @ merged_w, q @ w, rtol=0, atol=1e-15)
+    assert 0 <= gain(q, w) - gain(merged_q, merged_w) <= budget
+    assert np.all(np.diff(merged_w) <= 0)
+    # With no budget only coincident outputs merge.
+    assert optimum._merge(q, w, model.p_y, 0.0)[1].size == 6

@@ -65,10 +65,9 @@ from ._numerics import NEGLIGIBLE_WEIGHT, TINY
 
 __all__ = ["CertifiedOptimum", "global_optimum"]
 
-#: Posteriors closer than this (max-norm) are one output of the mechanism.  The merged point
-#: is feasible (Q is convex) and keeps the barycentre; the chi^2 gain, convex, loses at most
-#: w d^2 / min P_Y.  Twins 1e-9 to 4e-9 apart come out of the LP at |Y| = 10, eps = 0.02.
-MERGE_TOL = 1e-6
+#: Outputs are merged, then dropped, while the mechanism loses at most this times rtol of its
+#: value (relative): the support of the solution is what Proposition 1 counts.
+MERGE_RTOL = 0.01
 #: Most cones split in one round, and the work budget of a round (cones x k x (k + pairs)).
 SPLIT_BATCH = 20_000
 SPLIT_WORK = 2_000_000
@@ -261,22 +260,32 @@ def _solve_priced(model, tree, columns):
     return columns, value, weights, mu
 
 
-def _merge(q, w):
-    """Merge coincident posteriors (convexity keeps the merged point feasible and the barycentre fixed)."""
-    order = np.argsort(-w)
+def _merge(q, w, p_y, budget):
+    """Merge nearby posteriors while the chi^2 gain they lose stays within ``budget`` (absolute).
+
+    Merging q_i and q_j into their weighted mean keeps the barycentre, stays feasible (Q is
+    convex) and loses exactly w_i w_j / (w_i + w_j) ||q_i - q_j||^2 in the metric diag(1/P_Y)
+    (the gain is a quadratic); the cheapest pair goes first.  Coincident posteriors cost
+    nothing; near-twins 1e-9 apart, or clusters 1e-4 apart that a degenerate LP spreads its
+    weight over, are what this is for.
+    """
+    order = np.argsort(-w)  # heaviest output first, as reported
     q, w = q[:, order], w[order]
-    merged_q, merged_w = [], []
-    for j in range(w.size):
-        for i, qi in enumerate(merged_q):
-            if np.max(np.abs(qi - q[:, j])) < MERGE_TOL:
-                total = merged_w[i] + w[j]
-                merged_q[i] = (merged_w[i] * qi + w[j] * q[:, j]) / total
-                merged_w[i] = total
-                break
-        else:
-            merged_q.append(q[:, j].copy())
-            merged_w.append(w[j])
-    return np.array(merged_q).T, np.array(merged_w)
+    spent = 0.0
+    while w.size > 1:
+        diff = q[:, :, None] - q[:, None, :]
+        cost = (w[:, None] * w[None, :] / (w[:, None] + w[None, :])) * np.sum(diff**2 / p_y[:, None, None], axis=0)
+        cost[np.diag_indices(w.size)] = np.inf
+        i, j = np.unravel_index(np.argmin(cost), cost.shape)
+        if spent + cost[i, j] > budget:
+            break
+        spent += cost[i, j]
+        total = w[i] + w[j]
+        q[:, i] = (w[i] * q[:, i] + w[j] * q[:, j]) / total
+        w[i] = total
+        q, w = np.delete(q, j, axis=1), np.delete(w, j)
+    order = np.argsort(-w, kind="stable")
+    return q[:, order], w[order]
 
 
 def _prune(model, geo, q, w, *, tolerance):
@@ -451,7 +460,8 @@ def global_optimum(
                 )
             computed.append((box_upper, "box branch-and-bound"))
     support = weights > NEGLIGIBLE_WEIGHT
-    q, w = _prune(model, geo, *_merge(columns[:, support], weights[support]), tolerance=0.01 * rtol)
+    q, w = _merge(columns[:, support], weights[support], model.p_y, MERGE_RTOL * rtol * value)
+    q, w = _prune(model, geo, q, w, tolerance=MERGE_RTOL * rtol)
     mech = _build(model, w, q, eps, alpha)
     upper, source = _best_upper_bound(model, eps, alpha, computed)
     return _certified(mech, max(upper, mech.utility), source, rtol, started, (len(tree.cones), n_boxes))
