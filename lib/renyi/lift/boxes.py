@@ -426,6 +426,8 @@ class _BoxLagrangian:
             x, t_acc = x_new, t_new
         g = gradient(x)
         bound = lagrangian(x) + np.sum(g * (_knapsack(g, lo, hi) - x), axis=-1)
+        # A NaN bound (round-off in a degenerate box) certifies nothing: it counts as infinite.
+        bound = np.where(np.isnan(bound), np.inf, bound)
         return bound + BOUND_MARGIN * np.abs(bound) + 1e-15, x, theta
 
     def _constraints(self, lo, hi, points):
@@ -448,8 +450,6 @@ class _BoxLagrangian:
         bound, x, theta = self._bound(
             lo[tile], hi[tile], mu, lams.ravel(), start[tile], constraint.rows(tile), TRIAL_STEPS, least
         )
-        # A NaN bound (round-off in a degenerate box) certifies nothing: it counts as infinite.
-        bound = np.where(np.isnan(bound), np.inf, bound)
         return bound.reshape(n_trials, m), x.reshape(n_trials, m, -1), theta.reshape(n_trials, m, -1)
 
     def _golden(self, lo, hi, mu, rows, constraint, best, best_lam, bound_lam, start):
@@ -472,7 +472,6 @@ class _BoxLagrangian:
         def f(points):
             lam = np.exp(points)
             bound, _, cover[0] = self._bound(lo[rows], hi[rows], mu, lam, start[rows], sub, TRIAL_STEPS, near=cover[0])
-            bound = np.where(np.isnan(bound), np.inf, bound)
             better = bound < best[rows]
             best[rows[better]], bound_lam[rows[better]] = bound[better], lam[better]
             return bound
@@ -510,8 +509,7 @@ class _BoxLagrangian:
         # minorant was at the end point stayed 20 % above its parent's bound round after round
         # in the bounded family at eps = 0.02; with only the inherited point |Y| = 20 below
         # eps_max took 16 s instead of 4.4 s).
-        anchors = (start, anchor)
-        constraints = self._constraints(lo, hi, anchors)
+        constraints = self._constraints(lo, hi, (start, anchor))
         lams, bounds, points, thetas, models = [], [], [], [], []
         for c, constraint in enumerate(constraints):
             if c == 2:
@@ -664,8 +662,7 @@ class _BoxTree:
     def _evaluate(self, which, mu, prior, target=-np.inf):
         """Bound the boxes ``which`` and store the results; with a pool, its workers take all
         chunks but the last, which this process bounds meanwhile."""
-        args = (self.lo[which], self.hi[which], self.start[which], self.anchor[which], self.lam[which])
-        args += (self.lam_best[which],)
+        args = tuple(getattr(self, name)[which] for name in ("lo", "hi", "start", "anchor", "lam", "lam_best"))
         chunks = 1 if self.pool is None else min(self.pool.workers + 1, which.size // POOL_MIN_BOXES)
         if chunks <= 1:
             results = self.lagrangian(*args, mu, target)

@@ -606,8 +606,10 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
         if stuck.shape[1] and value <= mu_value * (1 + MU_RENEW * rtol):
             # The nearest mu that prices the LP's support and those points at most at the
             # value (the LP's own dual is one such, but far off and poor elsewhere).
-            held = np.concatenate([columns[:, weights > NEGLIGIBLE_WEIGHT], stuck, held], axis=1)
-            nearer = _nearest_multiplier(model, tree_mu, held, value, STUCK_SLACK * rtol)
+            # (every stuck point found so far is kept: the step must not undo an earlier one)
+            held = np.concatenate([stuck, held], axis=1)
+            known = np.concatenate([columns[:, weights > NEGLIGIBLE_WEIGHT], held], axis=1)
+            nearer = _nearest_multiplier(model, tree_mu, known, value, STUCK_SLACK * rtol)
             if nearer is not None:
                 tree_mu = nearer
         elif value > mu_value * (1 + MU_RENEW * rtol):
