@@ -267,39 +267,78 @@ class _WorkerPool:
 class _Constraint:
     """Phi, or its quadratic minorant, on a stack of boxes: values, gradients and Hessian bounds.
 
-    ``z0`` None means Phi itself.  ``h`` bounds the Hessian below on each box, ``row_sums``
-    are the row sums of a bound above (entrywise; for the ascent's metric).
+    ``z0`` None means Phi itself on every box; else ``exact`` (None: none) marks the boxes
+    on which it is Phi itself, and the others take the minorant expanded at ``z0``.  ``h``
+    bounds the Hessian below on each box, ``row_sums`` are the row sums of a bound above
+    (entrywise; for the ascent's metric).
     """
 
-    def __init__(self, lagrangian, h, row_sums, z0=None, kappa=None):
+    def __init__(self, lagrangian, h, row_sums, z0=None, kappa=None, exact=None):
         self.owner, self.h, self.row_sums, self.z0, self.kappa = lagrangian, h, row_sums, z0, kappa
+        self.exact = exact
 
     def rows(self, idx):
         pick = lambda v: None if v is None else v[idx]
-        return _Constraint(self.owner, self.h[idx], self.row_sums[idx], pick(self.z0), pick(self.kappa))
+        return _Constraint(
+            self.owner, self.h[idx], self.row_sums[idx], pick(self.z0), pick(self.kappa), pick(self.exact)
+        )
+
+    @staticmethod
+    def stack(parts):
+        """The rows of ``parts`` one after another (one stacked ascent for several models)."""
+        owner, cat = parts[0].owner, np.concatenate
+        h, row_sums = cat([p.h for p in parts]), cat([p.row_sums for p in parts])
+        shaped = [p for p in parts if p.z0 is not None]
+        if not shaped:
+            return _Constraint(owner, h, row_sums)
+        # Phi's rows carry an expansion point of zeros, unused.
+        fill = lambda p, v: v if v is not None else np.zeros((p.h.shape[0], shaped[0].z0.shape[1]))
+        exact = cat([p._exact_rows() for p in parts])
+        z0, kappa = cat([fill(p, p.z0) for p in parts]), cat([fill(p, p.kappa) for p in parts])
+        return _Constraint(owner, h, row_sums, z0, kappa, exact if exact.any() else None)
+
+    def _exact_rows(self):
+        if self.z0 is None:
+            return np.ones(self.h.shape[0], dtype=bool)
+        return np.zeros(self.h.shape[0], dtype=bool) if self.exact is None else self.exact
 
     def where(self, mask, other):
-        """Rows of ``other`` where ``mask``, else these (two minorants of the same boxes)."""
+        """Rows of ``other`` where ``mask``, else these (models of the same boxes), so that the
+        boxes of every model are refined by one stacked ascent."""
         pick = lambda a, b: np.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), b, a)
+        if self.z0 is None and other.z0 is None:
+            return self
+        # Phi's rows carry the other's expansion point, unused.
+        z0_a, kappa_a = (other.z0, other.kappa) if self.z0 is None else (self.z0, self.kappa)
+        z0_b, kappa_b = (z0_a, kappa_a) if other.z0 is None else (other.z0, other.kappa)
+        exact = pick(self._exact_rows(), other._exact_rows())
         return _Constraint(
             self.owner,
             pick(self.h, other.h),
             pick(self.row_sums, other.row_sums),
-            pick(self.z0, other.z0),
-            pick(self.kappa, other.kappa),
+            pick(z0_a, z0_b),
+            pick(kappa_a, kappa_b),
+            exact if exact.any() else None,
         )
 
     def phi(self, q):
         if self.z0 is None:
             return self.owner._phi(q)
-        a, dz = self.owner.alpha, q @ self.owner.A.T - self.z0
-        return np.sum(self.owner.weight * (self.z0**a + a * self.z0 ** (a - 1) * dz + self.kappa * dz**2), axis=-1)
+        a, z = self.owner.alpha, q @ self.owner.A.T
+        dz = z - self.z0
+        minorant = np.sum(self.owner.weight * (self.z0**a + a * self.z0 ** (a - 1) * dz + self.kappa * dz**2), axis=-1)
+        if self.exact is None:
+            return minorant
+        return np.where(self.exact, (np.maximum(z, 0.0) ** a) @ self.owner.weight, minorant)
 
     def grad(self, q):
         if self.z0 is None:
             return self.owner._grad_phi(q)
-        a, dz = self.owner.alpha, q @ self.owner.A.T - self.z0
-        return (self.owner.weight * (a * self.z0 ** (a - 1) + 2 * self.kappa * dz)) @ self.owner.A
+        a, z = self.owner.alpha, q @ self.owner.A.T
+        slope = a * self.z0 ** (a - 1) + 2 * self.kappa * (z - self.z0)
+        if self.exact is not None:
+            slope = np.where(self.exact[:, None], a * np.maximum(z, 0.0) ** (a - 1), slope)
+        return (self.owner.weight * slope) @ self.owner.A
 
 
 class _BoxLagrangian:
@@ -472,12 +511,13 @@ class _BoxLagrangian:
             models.append(_Constraint(self, h, (2 * w * kappa * sums) @ self.A, z0, kappa))
         return models
 
-    def _trials(self, lo, hi, mu, lams, start, constraint, least=True):
-        """Short ascents for every row of ``lams`` (trials x boxes) at once; results trials x boxes."""
+    def _trials(self, lo, hi, mu, lams, start, constraints, least=True):
+        """Short ascents for every row of ``lams`` (trials x boxes), row t with the model
+        ``constraints[t]``, all at once; results trials x boxes."""
         n_trials, m = lams.shape
         tile = np.tile(np.arange(m), n_trials)
         bound, x, theta = self._bound(
-            lo[tile], hi[tile], mu, lams.ravel(), start[tile], constraint.rows(tile), TRIAL_STEPS, least
+            lo[tile], hi[tile], mu, lams.ravel(), start[tile], _Constraint.stack(constraints), TRIAL_STEPS, least
         )
         return bound.reshape(n_trials, m), x.reshape(n_trials, m, -1), theta.reshape(n_trials, m, -1)
 
@@ -539,7 +579,7 @@ class _BoxLagrangian:
         # in the bounded family at eps = 0.02; with only the inherited point |Y| = 20 below
         # eps_max took 16 s instead of 4.4 s).
         constraints = self._constraints(lo, hi, (start, anchor))
-        lams, bounds, points, thetas, models = [], [], [], [], []
+        lams, models = [], []
         for c, constraint in enumerate(constraints):
             if c == 2:
                 # The parent's minorant only at the parent's multiplier: what lets a child match
@@ -555,17 +595,14 @@ class _BoxLagrangian:
                 trials.append(np.where(fresh, known, lam_best))
                 if fresh.any():
                     trials += [np.where(fresh, lam, known) for lam in ROOT_LAMBDAS]
-            # A short ascent ranks the trials, with the fixed shapes of cover only (the least-cost
-            # one costs most of a bound, and at |Y| = 20 ranking with it left a gap of 5e-3
-            # instead of 3e-4 in 60 s); the winner's is refined and continued below with it.
-            bound, x, theta = self._trials(lo, hi, mu, np.stack(trials), start, constraint, least=False)
-            lams.append(np.stack(trials))
-            bounds.append(bound)
-            points.append(x)
-            thetas.append(theta)
-            models.append(np.full(len(trials), c))
-        lams, bounds, models = np.concatenate(lams), np.concatenate(bounds), np.concatenate(models)
-        points, thetas = np.concatenate(points), np.concatenate(thetas)
+            lams += trials
+            models += [c] * len(trials)
+        # A short ascent ranks the trials, with the fixed shapes of cover only (the least-cost
+        # one costs most of a bound, and at |Y| = 20 ranking with it left a gap of 5e-3
+        # instead of 3e-4 in 60 s); the winner's is refined and continued below with it.  All
+        # models' trials run as one stacked ascent.
+        lams, models = np.stack(lams), np.array(models)
+        bounds, points, thetas = self._trials(lo, hi, mu, lams, start, [constraints[c] for c in models], least=False)
         # The first best trial per box; a box with no finite bound keeps its start.
         top, rows = np.argmin(bounds, axis=0), np.arange(m)
         best, ok = bounds[top, rows], np.isfinite(bounds[top, rows])
@@ -574,27 +611,25 @@ class _BoxLagrangian:
         bound_lam = best_lam.copy()
         best_theta = np.where(ok[:, None], thetas[top, rows], 0.0)
         winner = models[top]
-        # The two minorants are refined as one model (one search, not two in a row): each box
-        # takes the one its best trial used.
+        # Every box is refined with the model its best trial used, all in one stacked search (at
+        # |Y| = 10 a round bounds 60 boxes or so, where a search per model cost a third more).
         second = winner == 2
-        constraints = constraints[:1] + [constraints[1].where(second, constraints[2])]
-        winner = np.where(second, 1, winner)
-        for c, constraint in enumerate(constraints):
-            # (A box already below the target needs no better bound: it will not be split.)
-            rows = np.flatnonzero((winner == c) & (best > target))
-            if rows.size:
-                # The bound is roughly convex in lam, often with a sharp minimum between the
-                # coarse trials (at |Y| = 10, eps_max / 2, a box 7.9e-4 above the value at the
-                # coarse winner was 1.5e-4 above 2 % further on): a golden-section search.
-                self._golden(lo, hi, mu, rows, constraint, best, best_lam, bound_lam, best_x)
-                # The long ascent at the multiplier of the best bound.  The children inherit the
-                # coarse winner's (their trial grid drifts otherwise: at |Y| = 10, eps_max / 2,
-                # a gap of 2e-3 instead of 9e-5 in 10 s) and try this one too.
-                final_lam = bound_lam[rows]
-                bound, x, theta = self._bound(lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows))
-                keep = bound < best[rows]
-                best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
-                bound_lam[rows[keep]] = final_lam[keep]
+        constraint = constraints[1].where(second, constraints[2]).where(winner == 0, constraints[0])
+        # (A box already below the target needs no better bound: it will not be split.)
+        rows = np.flatnonzero(best > target)
+        if rows.size:
+            # The bound is roughly convex in lam, often with a sharp minimum between the
+            # coarse trials (at |Y| = 10, eps_max / 2, a box 7.9e-4 above the value at the
+            # coarse winner was 1.5e-4 above 2 % further on): a golden-section search.
+            self._golden(lo, hi, mu, rows, constraint, best, best_lam, bound_lam, best_x)
+            # The long ascent at the multiplier of the best bound.  The children inherit the
+            # coarse winner's (their trial grid drifts otherwise: at |Y| = 10, eps_max / 2,
+            # a gap of 2e-3 instead of 9e-5 in 10 s) and try this one too.
+            final_lam = bound_lam[rows]
+            bound, x, theta = self._bound(lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows))
+            keep = bound < best[rows]
+            best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
+            bound_lam[rows[keep]] = final_lam[keep]
         # The rival: the maximiser of the best trial with a smaller multiplier.
         smaller = np.where(lams < best_lam, bounds, np.inf)
         pick = np.argmin(smaller, axis=0)
