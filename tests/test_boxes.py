@@ -17,7 +17,7 @@ from scipy import optimize
 from test_optimum import random_model
 
 from renyi.lift import epsilon_max, global_optimum
-from renyi.lift.boxes import _BoxTree, _knapsack, _project, _tighten
+from renyi.lift.boxes import COVER_COST_FLOOR, _BoxTree, _Constraint, _knapsack, _project, _tighten
 from renyi.lift.cones import _Geometry
 
 
@@ -145,6 +145,38 @@ def test_quadratic_minorant_lies_below_the_power(order):
         assert np.all(z**order >= taylor - 1e-13 * np.maximum(1, z**order))
 
 
+@pytest.mark.parametrize("order", [2.5, 3.0])
+def test_models_stacked_into_one_ascent_are_each_model_row_by_row(order):
+    """Phi and its two minorants, mixed row by row (``where``) and stacked (``stack``) so that one
+    ascent refines them all, give each row its own model's values and gradients; Phi's are
+    checked against the definition (eq. (1) to the power alpha)."""
+    rng = np.random.default_rng(7)
+    model = random_model(5, 6)
+    lagrangian = _BoxTree(_Geometry(model, 0.05, order)).lagrangian
+    lo, hi = _random_boxes(rng, 30, 6)
+    q = _project(rng.uniform(lo, hi), lo, hi)
+    exact, *minorants = lagrangian._constraints(lo, hi, (rng.uniform(lo, hi), rng.uniform(lo, hi)))
+    which = rng.integers(0, 3, lo.shape[0])
+    mixed = minorants[0].where(which == 2, minorants[1]).where(which == 0, exact)
+    stacked = _Constraint.stack([exact, minorants[0], minorants[1]])
+    models = [exact, *minorants]
+    # (the models differ: a mix-up of rows would show)
+    assert np.min(np.abs(exact.phi(q) - minorants[0].phi(q))) > 1e-9
+    assert np.min(np.abs(minorants[0].phi(q) - minorants[1].phi(q))) > 1e-9
+    values, gradients = mixed.phi(q), mixed.grad(q)
+    for i in range(lo.shape[0]):
+        alone = models[which[i]].rows(np.array([i]))
+        assert values[i] == pytest.approx(alone.phi(q[i : i + 1])[0], rel=1e-13)
+        np.testing.assert_allclose(gradients[i], alone.grad(q[i : i + 1])[0], rtol=1e-12)
+        np.testing.assert_array_equal(mixed.h[i], alone.h[0])
+    assert np.allclose(exact.phi(q), [_phi(model, v, order) for v in q], rtol=1e-12)
+    triple = np.concatenate([q, q, q])
+    for c, model_c in enumerate(models):
+        rows = slice(c * q.shape[0], (c + 1) * q.shape[0])
+        np.testing.assert_allclose(stacked.phi(triple)[rows], model_c.phi(q), rtol=1e-13)
+        np.testing.assert_allclose(stacked.grad(triple)[rows], model_c.grad(q), rtol=1e-12)
+
+
 def _cover_problems(seed, k, eps, lams):
     """Hessians m of F_mu - lam Phi on the plane at random boxes, with their squared widths."""
     model = random_model(seed, k)
@@ -177,23 +209,34 @@ def _cutting_plane_cover(basis, m, width2, rounds=200):
 
 
 @pytest.mark.parametrize("seed,k,eps", [(41, 6, 0.02), (42, 10, 0.02), (43, 10, 0.002)])
-def test_least_cost_cover_is_the_semidefinite_programs_minimum(seed, k, eps):
+@pytest.mark.parametrize("priced_at", ["centre", "face"])
+def test_least_cost_cover_is_the_semidefinite_programs_minimum(seed, k, eps, priced_at):
     """_cover's least-cost cover costs at most 1 % above the cutting-plane LP's minimum, which
-    bounds the semidefinite program's from below; the fixed shapes alone do not come close."""
+    bounds the semidefinite program's from below; the fixed shapes alone do not come close.
+
+    The cost of a coordinate is what the cover adds there at the expected maximiser x,
+    4 (x - lo)(hi - x), floored at COVER_COST_FLOOR w^2 (``face``: x against a third of its
+    box's lower sides, as a posterior on a face of the simplex), or w^2 without one (``centre``).
+    """
     lams = [0.0, 0.5, 2.0, 5.0]  # (where F_mu - lam Phi is already concave, see the next test)
     lagrangian, basis, m, lo, hi, lam = _cover_problems(seed, k, eps, lams)
     width2 = np.maximum(hi - lo, 1e-7) ** 2
+    at, weights = None, width2
+    if priced_at == "face":
+        rng = np.random.default_rng(seed)
+        at = lo + rng.uniform(0, 1, lo.shape) * (hi - lo) * (rng.uniform(0, 1, lo.shape) > 1 / 3)
+        weights = np.maximum(4 * (at - lo) * (hi - at), COVER_COST_FLOOR * width2)
     h = lagrangian._h_lo(lo)
-    least, fixed = lagrangian._cover(lo, hi, lam, h), lagrangian._cover(lo, hi, lam, h, least=False)
+    least, fixed = lagrangian._cover(lo, hi, lam, h, at=at), lagrangian._cover(lo, hi, lam, h, least=False, at=at)
     # As in the multiplier search (whose steps are 13 % and less): from a cover 10 % away.
-    near = lagrangian._cover(lo, hi, lam, h, near=lagrangian._cover(lo, hi, 1.1 * lam + 0.01, h))
+    near = lagrangian._cover(lo, hi, lam, h, near=lagrangian._cover(lo, hi, 1.1 * lam + 0.01, h, at=at), at=at)
     ratios = []
     for i in range(lo.shape[0]):
-        minimum = _cutting_plane_cover(basis, m[i], width2[i])
+        minimum = _cutting_plane_cover(basis, m[i], weights[i])
         for theta in (least[i], near[i]):
-            cost = float(width2[i] @ theta)
+            cost = float(weights[i] @ theta)
             assert minimum * (1 - 1e-6) <= cost <= minimum * 1.01 + 1e-12, (i, cost, minimum)
-        ratios.append(float(width2[i] @ fixed[i]) / minimum)
+        ratios.append(float(weights[i] @ fixed[i]) / minimum)
     assert max(ratios) > 1.15  # what the barrier method is for
 
 

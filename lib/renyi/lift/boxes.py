@@ -44,9 +44,10 @@ points, so :math:`L\ge F_\mu` there.
   trust-region problem), else across its widest side in the :math:`\chi^2` metric.  A
   child keeps its parent's bound (valid on the smaller box) when its own is larger, so
   bounds never grow.
-* **Speed.**  All trial multipliers of a constraint model run as one stacked ascent, and
-  with a :class:`_WorkerPool` the boxes of a round are bounded in chunks by several
-  processes (``global_optimum(..., workers=2)``).  Which :math:`\mu` the tree bounds
+* **Speed.**  All trial multipliers of every constraint model run as one stacked ascent,
+  and so do the searches that refine the winners (a round bounds tens of boxes, where the
+  cost of a numpy call, not its size, dominates), and with a :class:`_WorkerPool` the
+  boxes of a round are bounded in chunks by several processes (``global_optimum(..., workers=2)``).  Which :math:`\mu` the tree bounds
   (:mod:`renyi.lift.optimum` fits it to the KKT conditions of a locally optimal mechanism)
   matters more than either: any :math:`\mu` is valid, but only the stationary one can make
   the bound tight.
@@ -563,8 +564,8 @@ class _BoxLagrangian:
         did not try it could not match its parent's bound, and would keep that bound for
         round after round).  Returns the bounds, the ascent end points, the coarse winners'
         multipliers and the bounds' multipliers, the covers theta and the rival maximisers.  A
-        box whose trials already bound it below ``target`` is not refined.  The trials of one
-        constraint model run as one stacked ascent (trial-major rows), so a box costs a few
+        box whose trials already bound it below ``target`` is not refined.  The trials of all
+        constraint models run as one stacked ascent (trial-major rows), so a box costs a few
         array operations rather than a Python loop per trial.
         """
         m = lo.shape[0]
