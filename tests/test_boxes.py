@@ -17,7 +17,7 @@ from scipy import optimize
 from test_optimum import random_model
 
 from renyi.lift import epsilon_max, global_optimum
-from renyi.lift.boxes import COVER_COST_FLOOR, _BoxTree, _Constraint, _knapsack, _project, _tighten
+from renyi.lift.boxes import COVER_COST_FLOOR_PER_OUTPUT, _BoxTree, _Constraint, _knapsack, _project, _tighten
 from renyi.lift.cones import _Geometry
 
 
@@ -215,7 +215,7 @@ def test_least_cost_cover_is_the_semidefinite_programs_minimum(seed, k, eps, pri
     bounds the semidefinite program's from below; the fixed shapes alone do not come close.
 
     The cost of a coordinate is what the cover adds there at the expected maximiser x,
-    4 (x - lo)(hi - x), floored at COVER_COST_FLOOR w^2 (``face``: x against a third of its
+    4 (x - lo)(hi - x), floored at COVER_COST_FLOOR_PER_OUTPUT |Y| w^2 (``face``: x against a third of its
     box's lower sides, as a posterior on a face of the simplex), or w^2 without one (``centre``).
     """
     lams = [0.0, 0.5, 2.0, 5.0]  # (where F_mu - lam Phi is already concave, see the next test)
@@ -225,7 +225,7 @@ def test_least_cost_cover_is_the_semidefinite_programs_minimum(seed, k, eps, pri
     if priced_at == "face":
         rng = np.random.default_rng(seed)
         at = lo + rng.uniform(0, 1, lo.shape) * (hi - lo) * (rng.uniform(0, 1, lo.shape) > 1 / 3)
-        weights = np.maximum(4 * (at - lo) * (hi - at), COVER_COST_FLOOR * width2)
+        weights = np.maximum(4 * (at - lo) * (hi - at), COVER_COST_FLOOR_PER_OUTPUT * k * width2)
     h = lagrangian._h_lo(lo)
     least, fixed = lagrangian._cover(lo, hi, lam, h, at=at), lagrangian._cover(lo, hi, lam, h, least=False, at=at)
     # As in the multiplier search (whose steps are 13 % and less): from a cover 10 % away.
