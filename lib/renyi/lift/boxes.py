@@ -47,7 +47,8 @@ points, so :math:`L\ge F_\mu` there.
 * **Speed.**  All trial multipliers of every constraint model run as one stacked ascent,
   and so do the searches that refine the winners (a round bounds tens of boxes, where the
   cost of a numpy call, not its size, dominates), and with a :class:`_WorkerPool` the
-  boxes of a round are bounded in chunks by several processes (``global_optimum(..., workers=2)``).  Which :math:`\mu` the tree bounds
+  boxes of a round are bounded in chunks by several processes
+  (``global_optimum(..., workers=2)``).  Which :math:`\mu` the tree bounds
   (:mod:`renyi.lift.optimum` fits it to the KKT conditions of a locally optimal mechanism)
   matters more than either: any :math:`\mu` is valid, but only the stationary one can make
   the bound tight.

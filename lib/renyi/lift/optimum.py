@@ -418,9 +418,9 @@ def global_optimum(
     :math:`\epsilon` is small (:math:`\epsilon_{\max}/2` on diagonally dominant models,
     where Theorem 1's band alone leaves about :math:`2\times10^{-2}`).  At
     :math:`\epsilon=0.02`, where the optimal posteriors sit on faces of the simplex, it
-    is slower: at :math:`|\mathcal Y|=10` a gap of :math:`10^{-2}` to :math:`10^{-1}` in
-    10 s (models differ) and :math:`10^{-4}` in about 30 s on the bench's model; at
-    :math:`|\mathcal Y|=20` 0.04 to 0.06 in 60 s.  The time limit is kept to within about
+    is slower: at :math:`|\mathcal Y|=10` a gap of :math:`10^{-3}` to :math:`10^{-1}` in
+    10 s (models differ) and :math:`10^{-4}` in 9 to 12 s on the bench's model; at
+    :math:`|\mathcal Y|=20` about 0.04 in 60 s.  The time limit is kept to within about
     a second.
 
     References
