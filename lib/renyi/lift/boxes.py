@@ -313,7 +313,7 @@ class _Constraint:
         boxes of every model are refined by one stacked ascent."""
         pick = lambda a, b: np.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), b, a)
         if self.z0 is None and other.z0 is None:
-            return self
+            return _Constraint(self.owner, pick(self.h, other.h), pick(self.row_sums, other.row_sums))
         # Phi's rows carry the other's expansion point, unused.
         z0_a, kappa_a = (other.z0, other.kappa) if self.z0 is None else (self.z0, self.kappa)
         z0_b, kappa_b = (z0_a, kappa_a) if other.z0 is None else (other.z0, other.kappa)
