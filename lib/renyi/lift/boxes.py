@@ -192,10 +192,10 @@ def _cover_cost(lo, hi, at=None):
     (the worst case, the box's centre, without ``at``).
 
     Where the maximiser lies against a side of its box (a posterior on a face of the simplex,
-    ``x_y = lo_y = 0``), a cover of that coordinate costs almost nothing there, and the least-
-    cost cover moves there the convexity across the face.  Weighing by the squared width
-    instead spread it over the free coordinates, where it loosens the bound: at |Y| = 10,
-    eps = 0.02, the tree needed 4,965 boxes instead of 1,271 (and 26 s instead of 13).
+    ``x_y = lo_y = 0``), a cover of that coordinate costs almost nothing there, so the
+    least-cost cover pays for the convexity across the face with it.  Weighed by the squared
+    widths, the cover was spread over the free coordinates, where it loosens the bound: at
+    |Y| = 10, eps = 0.02, the tree needed 4,965 boxes instead of 1,271 (26 s instead of 13).
     """
     width2 = np.maximum(hi - lo, MIN_WIDTH) ** 2
     if at is None:
