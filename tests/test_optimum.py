@@ -147,6 +147,54 @@ def test_box_phase_runs_with_one_blas_thread(monkeypatch):
     assert seen and set(seen) == {1}
 
 
+def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch):
+    """With a pool, the box phase's channel search goes to a worker, the boxes of the rounds
+    meanwhile are bounded here alone, and the bracket stays valid (a thread pool stands in for
+    the processes)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import renyi.lift.optimum as optimum
+
+    calls, chunked_while_busy, pooled = [], [], []
+
+    class ThreadPool:
+        def __init__(self, processes):
+            self.workers, self.executor, self.busy = processes, self, False
+            self.threads = ThreadPoolExecutor(processes)
+
+        def submit(self, fn, *args):
+            calls.append(fn is optimum._channel_columns)
+            if fn is not optimum._channel_columns:
+                chunked_while_busy.append(self.busy)
+                return self.threads.submit(fn, *args)
+            self.busy = True
+
+            def search():
+                try:
+                    found = fn(*args)
+                    pooled.append(found.shape[1])
+                    return found
+                finally:
+                    self.busy = False
+
+            return self.threads.submit(search)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.threads.shutdown(wait=True)
+
+    monkeypatch.setattr(optimum, "_WorkerPool", ThreadPool)
+    model = random_model(9, 10)
+    two = global_optimum(model, 0.02, 3, rtol=1e-4, time_limit=4.0, workers=2)
+    # Both kinds of task went to the pool, and the searches there returned posteriors.
+    assert any(calls) and not all(calls) and sum(pooled) > 0
+    assert not any(chunked_while_busy)
+    one = global_optimum(model, 0.02, 3, rtol=1e-4, time_limit=4.0)
+    assert one.lower_bound <= two.upper_bound * (1 + 1e-12) and two.lower_bound <= one.upper_bound * (1 + 1e-12)
+
+
 def test_nearest_multiplier_prices_the_points_at_the_value_and_moves_least():
     """The stuck tree's new mu: every given point priced at most at value (1 + slack), and no
     farther from the old mu than the LP's dual (which qualifies) is."""

@@ -651,6 +651,8 @@ class _BoxTree:
 
     def __init__(self, geo, pool=None):
         self.geo, self.pool = geo, pool
+        # Workers of the pool running something else (a local search), left out of the chunks.
+        self.busy_workers = 0
         self.p, self.A, self.alpha, self.level = geo.p, geo.A, geo.alpha, geo.level
         self.weight = geo.p_x ** (1 - geo.alpha)
         n = self.p.size
@@ -733,7 +735,8 @@ class _BoxTree:
         """Bound the boxes ``which`` and store the results; with a pool, its workers take all
         chunks but the last, which this process bounds meanwhile."""
         args = tuple(getattr(self, name)[which] for name in ("lo", "hi", "start", "anchor", "lam", "lam_best"))
-        chunks = 1 if self.pool is None else min(self.pool.workers + 1, which.size // POOL_MIN_BOXES)
+        free = 0 if self.pool is None else self.pool.workers - self.busy_workers
+        chunks = min(free + 1, which.size // POOL_MIN_BOXES)
         if chunks <= 1:
             results = self.lagrangian(*args, mu, target)
         else:
