@@ -371,7 +371,9 @@ def global_optimum(
         vectors of length :math:`|\mathcal Y|`).
     workers : int, default 1
         Processes that bound boxes (:math:`|\mathcal Y|\ge8`): this one plus
-        ``workers - 1`` spawned ones; ``-1`` uses every core.  Below
+        ``workers - 1`` spawned ones; ``-1`` uses every core.  Up to
+        :math:`|\mathcal Y|=12` one of them also runs the local searches over the
+        channel, while this one bounds the boxes.  Below
         :math:`|\mathcal Y|=8` no process is started.  A script that passes more than
         one must run under ``if __name__ == "__main__":``, as with any process pool.
 
