@@ -289,42 +289,40 @@ class _Constraint:
             self.owner, self.h[idx], self.row_sums[idx], pick(self.z0), pick(self.kappa), pick(self.exact)
         )
 
+    def _every_row(self):
+        """Expansion points, kappa and which rows are Phi itself, for every row (Phi's rows
+        carry zeros, unused)."""
+        m = self.h.shape[0]
+        if self.z0 is None:
+            zeros = np.zeros((m, self.owner.A.shape[0]))
+            return zeros, zeros, np.ones(m, dtype=bool)
+        return self.z0, self.kappa, np.zeros(m, dtype=bool) if self.exact is None else self.exact
+
+    @staticmethod
+    def _from_rows(owner, h, row_sums, z0, kappa, exact):
+        if exact.all():
+            return _Constraint(owner, h, row_sums)
+        return _Constraint(owner, h, row_sums, z0, kappa, exact if exact.any() else None)
+
     @staticmethod
     def stack(parts):
         """The rows of ``parts`` one after another (one stacked ascent for several models)."""
-        owner, cat = parts[0].owner, np.concatenate
-        h, row_sums = cat([p.h for p in parts]), cat([p.row_sums for p in parts])
-        shaped = [p for p in parts if p.z0 is not None]
-        if not shaped:
-            return _Constraint(owner, h, row_sums)
-        # Phi's rows carry an expansion point of zeros, unused.
-        fill = lambda p, v: v if v is not None else np.zeros((p.h.shape[0], shaped[0].z0.shape[1]))
-        exact = cat([p._exact_rows() for p in parts])
-        z0, kappa = cat([fill(p, p.z0) for p in parts]), cat([fill(p, p.kappa) for p in parts])
-        return _Constraint(owner, h, row_sums, z0, kappa, exact if exact.any() else None)
-
-    def _exact_rows(self):
-        if self.z0 is None:
-            return np.ones(self.h.shape[0], dtype=bool)
-        return np.zeros(self.h.shape[0], dtype=bool) if self.exact is None else self.exact
+        rows = [p._every_row() for p in parts]
+        cat = lambda values: np.concatenate(list(values))
+        return _Constraint._from_rows(
+            parts[0].owner, cat(p.h for p in parts), cat(p.row_sums for p in parts), *map(cat, zip(*rows))
+        )
 
     def where(self, mask, other):
         """Rows of ``other`` where ``mask``, else these (models of the same boxes), so that the
         boxes of every model are refined by one stacked ascent."""
         pick = lambda a, b: np.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), b, a)
-        if self.z0 is None and other.z0 is None:
-            return _Constraint(self.owner, pick(self.h, other.h), pick(self.row_sums, other.row_sums))
-        # Phi's rows carry the other's expansion point, unused.
-        z0_a, kappa_a = (other.z0, other.kappa) if self.z0 is None else (self.z0, self.kappa)
-        z0_b, kappa_b = (z0_a, kappa_a) if other.z0 is None else (other.z0, other.kappa)
-        exact = pick(self._exact_rows(), other._exact_rows())
-        return _Constraint(
+        mine, theirs = self._every_row(), other._every_row()
+        return _Constraint._from_rows(
             self.owner,
             pick(self.h, other.h),
             pick(self.row_sums, other.row_sums),
-            pick(z0_a, z0_b),
-            pick(kappa_a, kappa_b),
-            exact if exact.any() else None,
+            *(pick(a, b) for a, b in zip(mine, theirs)),
         )
 
     def phi(self, q):

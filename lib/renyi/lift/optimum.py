@@ -593,10 +593,10 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
                 stuck = at_tree[:, _priced(model, at_tree, tree_mu) > value * (1 + rtol)]
             found, searches = np.concatenate([found, local, stuck], axis=1), searches + [local_search]
         small = model.p_y.size <= CHANNEL_POLISH_MAX_SIZE
+        channel = None
         if channel_running is not None and channel_running.done():
             channel = channel_running.result()
             channel_search.seconds = time.perf_counter() - channel_started
-            found, searches = np.concatenate([found, channel], axis=1), searches + [channel_search]
             channel_running, tree.busy_workers = None, 0
         elif (
             small and channel_running is None and channel_search.due(rounds) and not out_of_time(channel_search.seconds)
@@ -609,7 +609,8 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
             else:
                 with channel_search.timed():
                     channel = _channel_columns(model, geo, columns, weights, [rounds])
-                found, searches = np.concatenate([found, channel], axis=1), searches + [channel_search]
+        if channel is not None:
+            found, searches = np.concatenate([found, channel], axis=1), searches + [channel_search]
         better = found[:, _priced(model, found, mu) > value * (1 + PRICING_RTOL)]
         previous = value
         if better.shape[1]:
