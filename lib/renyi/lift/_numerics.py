@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["bisect_feasible"]
+__all__ = ["bisect_feasible", "power"]
 
 #: Floor for denominators and arguments of logs: far below any quantity that matters, so
 #: 0/0 and log(0) become harmless large numbers instead of nan.
@@ -35,6 +35,48 @@ BISECT_RTOL = 4e-16
 BISECT_STEPS = 200
 #: Stopping tolerance (``ftol``) of the SLSQP polishes: as tight as SLSQP accepts.
 SLSQP_FTOL = 1e-16
+#: Largest integer (or half-integer) exponent that :func:`power` computes by multiplication.
+MULTIPLIED_EXPONENT = 16
+
+
+def power(x, exponent):
+    r"""``x ** exponent`` elementwise, by repeated squaring where ``exponent`` is a whole or
+    half number in ``[0, MULTIPLIED_EXPONENT]`` (the orders used in practice: 2, 3, 5, 2.5 and
+    their :math:`\alpha-1`, :math:`\alpha-2`).
+
+    Why: ``np.power`` with a float exponent is a libm call per element, 20 ns on a CPU
+    without AVX-512 (about 30 times a multiplication), and :math:`\Phi_\alpha` and its
+    gradient are most of the box and cone bounds' arithmetic: on such a CPU, ``|Y| = 6`` at
+    :math:`\epsilon = 0.02` took 9.1 s with ``np.power`` and 3.2 s with this.  Each multiplication rounds once, so the
+    result is within a few ulp of the correctly rounded power (``np.power``: within one),
+    far below every tolerance in this module; non-negative ``x`` is all the callers pass.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from renyi.lift._numerics import power
+    >>> x = np.array([0.0, 0.5, 2.0])
+    >>> power(x, 3.0).tolist(), bool(power(x, 2.5)[2] == 2.0**2.5)
+    ([0.0, 0.125, 8.0], True)
+    """
+    doubled = 2.0 * exponent
+    if not (0 <= exponent <= MULTIPLIED_EXPONENT and doubled == int(doubled)):
+        return np.power(x, exponent)
+    x = np.asarray(x, dtype=float)
+    whole, half = divmod(int(doubled), 2)
+    result, square = None, x
+    while whole:
+        if whole & 1:
+            result = square if result is None else result * square
+        whole >>= 1
+        if whole:
+            square = square * square
+    if half:
+        root = np.sqrt(x)
+        result = root if result is None else result * root
+    if result is None:
+        return np.ones_like(x)
+    return result.copy() if result is x else result
 
 
 def bisect_feasible(feasible, lo, hi, *, rtol: float = BISECT_RTOL, steps: int = BISECT_STEPS):
@@ -76,3 +118,4 @@ def bisect_feasible(feasible, lo, hi, *, rtol: float = BISECT_RTOL, steps: int =
         if np.all(hi - lo <= rtol * hi):
             break
     return float(lo) if scalar else lo
+

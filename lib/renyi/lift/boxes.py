@@ -71,6 +71,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from scipy import linalg, optimize
 
+from ._numerics import power
+
 
 __all__: list[str] = []
 
@@ -330,18 +332,19 @@ class _Constraint:
             return self.owner._phi(q)
         a, z = self.owner.alpha, q @ self.owner.A.T
         dz = z - self.z0
-        minorant = np.sum(self.owner.weight * (self.z0**a + a * self.z0 ** (a - 1) * dz + self.kappa * dz**2), axis=-1)
+        taylor = power(self.z0, a) + a * power(self.z0, a - 1) * dz + self.kappa * dz**2
+        minorant = np.sum(self.owner.weight * taylor, axis=-1)
         if self.exact is None:
             return minorant
-        return np.where(self.exact, (np.maximum(z, 0.0) ** a) @ self.owner.weight, minorant)
+        return np.where(self.exact, power(np.maximum(z, 0.0), a) @ self.owner.weight, minorant)
 
     def grad(self, q):
         if self.z0 is None:
             return self.owner._grad_phi(q)
         a, z = self.owner.alpha, q @ self.owner.A.T
-        slope = a * self.z0 ** (a - 1) + 2 * self.kappa * (z - self.z0)
+        slope = a * power(self.z0, a - 1) + 2 * self.kappa * (z - self.z0)
         if self.exact is not None:
-            slope = np.where(self.exact[:, None], a * np.maximum(z, 0.0) ** (a - 1), slope)
+            slope = np.where(self.exact[:, None], a * power(np.maximum(z, 0.0), a - 1), slope)
         return (self.owner.weight * slope) @ self.owner.A
 
 
@@ -353,10 +356,10 @@ class _BoxLagrangian:
         self.basis = linalg.null_space(np.ones((1, p.size)))
 
     def _phi(self, q):
-        return (np.maximum(q @ self.A.T, 0.0) ** self.alpha) @ self.weight
+        return power(np.maximum(q @ self.A.T, 0.0), self.alpha) @ self.weight
 
     def _grad_phi(self, q):
-        return (self.alpha * np.maximum(q @ self.A.T, 0.0) ** (self.alpha - 1) * self.weight) @ self.A
+        return (self.alpha * power(np.maximum(q @ self.A.T, 0.0), self.alpha - 1) * self.weight) @ self.A
 
     def _values(self, q, mu):
         d = q - self.p
@@ -365,7 +368,7 @@ class _BoxLagrangian:
     def _h_lo(self, lo):
         a = self.alpha
         z_lo = np.maximum(lo @ self.A.T, 0.0)
-        return _congruence(self.A, a * (a - 1) * self.weight * z_lo ** (a - 2))
+        return _congruence(self.A, a * (a - 1) * self.weight * power(z_lo, a - 2))
 
     def _concave_from(self, h):
         """The smallest lam that makes F_mu - lam Phi concave on each box without theta (h: Phi's Hessian bound)."""
@@ -391,9 +394,9 @@ class _BoxLagrangian:
         z_lo = np.maximum(lo @ self.A.T, 0.0)
         z0 = np.maximum(_project(np.clip(start, lo, hi), lo, hi) @ self.A.T, z_lo)
         if a >= 3:
-            kappa = 0.5 * a * (a - 1) * ((2 * z0 + z_lo) / 3) ** (a - 2)
+            kappa = 0.5 * a * (a - 1) * power((2 * z0 + z_lo) / 3, a - 2)
         else:
-            kappa = a * (a - 1) * (z0 ** (a - 2) / 3 + z_lo ** (a - 2) / 6)
+            kappa = a * (a - 1) * (power(z0, a - 2) / 3 + power(z_lo, a - 2) / 6)
         return z0, kappa
 
     def _cover(self, lo, hi, lam, h, least=True, near=None, at=None):
@@ -508,7 +511,7 @@ class _BoxLagrangian:
         a, w, sums = self.alpha, self.weight, self.A.sum(axis=1)
         # Phi's Hessian A^T diag(w a (a - 1) z^(a - 2)) A is largest at the upper corner.
         z_hi = np.maximum(hi @ self.A.T, 0.0)
-        models = [_Constraint(self, self._h_lo(lo), (a * (a - 1) * w * z_hi ** (a - 2) * sums) @ self.A)]
+        models = [_Constraint(self, self._h_lo(lo), (a * (a - 1) * w * power(z_hi, a - 2) * sums) @ self.A)]
         for point in points:
             z0, kappa = self._quadratic_minorant(lo, hi, point)
             h = _congruence(self.A, 2 * w * kappa)

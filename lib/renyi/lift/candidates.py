@@ -13,7 +13,7 @@ import math
 import numpy as np
 from scipy import optimize
 
-from ._numerics import DEGENERATE_NORM, SLSQP_FTOL, TINY
+from ._numerics import DEGENERATE_NORM, SLSQP_FTOL, TINY, power
 from .model import LeakageModel
 
 #: SLSQP tolerance when one posterior is priced (cheaper than the whole-mechanism polish).
@@ -78,11 +78,11 @@ def _polish_mechanism(geo, q, w, max_iter):
 
     def privacy(x):
         z = np.maximum(A @ unpack(x)[0] / p_x[:, None], TINY)
-        return log_level - np.log(np.sum(p_x[:, None] * z**alpha, axis=0))
+        return log_level - np.log(np.sum(p_x[:, None] * power(z, alpha), axis=0))
 
     def privacy_jac(x):
         z = np.maximum(A @ unpack(x)[0] / p_x[:, None], TINY)
-        grad = -(alpha * A.T @ z ** (alpha - 1)) / np.sum(p_x[:, None] * z**alpha, axis=0)
+        grad = -(alpha * A.T @ power(z, alpha - 1)) / np.sum(p_x[:, None] * power(z, alpha), axis=0)
         jac = np.zeros((n_u, split + n_u))
         jac[np.tile(np.arange(n_u), n_y), rows.ravel()] = grad.ravel()
         return jac
@@ -114,11 +114,11 @@ def _price_locally(geo, mu, starts, max_iter):
         return -(np.sum(d * d / p) - mu @ d), -(2 * d / p - mu)
 
     def privacy(q):
-        return log_level - math.log(max(np.sum(p_x * np.maximum(A @ q / p_x, 0.0) ** alpha), TINY))
+        return log_level - math.log(max(np.sum(p_x * power(np.maximum(A @ q / p_x, 0.0), alpha)), TINY))
 
     def privacy_jac(q):
         z = np.maximum(A @ q / p_x, 0.0)
-        return -(alpha * A.T @ z ** (alpha - 1)) / np.sum(p_x * z**alpha)
+        return -(alpha * A.T @ power(z, alpha - 1)) / np.sum(p_x * power(z, alpha))
 
     constraints = [{"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones_like(q)}]
     if geo.eps > 0:
@@ -200,14 +200,14 @@ def _polish_channel(geo, q, w, seed, max_iter=CHANNEL_POLISH_ITER):
         c = x.reshape(n, n)
         p_u = np.maximum(c @ p, OUTPUT_FLOOR)
         m = np.maximum((c * p[None, :]) @ A.T, 0.0)
-        return bound - np.log(np.maximum((m**alpha) @ weight, TINY)) + alpha * np.log(p_u)
+        return bound - np.log(np.maximum(power(m, alpha) @ weight, TINY)) + alpha * np.log(p_u)
 
     def privacy_jac(x):
         c = x.reshape(n, n)
         p_u = np.maximum(c @ p, OUTPUT_FLOOR)
         m = np.maximum((c * p[None, :]) @ A.T, 0.0)
-        total = np.maximum((m**alpha) @ weight, TINY)
-        inner = ((m ** (alpha - 1)) * weight) @ A  # (n_u, n_y)
+        total = np.maximum(power(m, alpha) @ weight, TINY)
+        inner = (power(m, alpha - 1) * weight) @ A  # (n_u, n_y)
         block = -alpha * p[None, :] * (inner / total[:, None] - 1 / p_u[:, None])
         jac = np.zeros((n, n * n))
         jac[np.arange(n)[:, None], np.arange(n)[:, None] * n + np.arange(n)[None, :]] = block

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from scipy import linalg
 
-from ._numerics import PARALLEL, TINY, ZERO_COMPONENT, bisect_feasible
+from ._numerics import PARALLEL, TINY, ZERO_COMPONENT, bisect_feasible, power
 
 __all__: list[str] = []
 
@@ -48,7 +48,7 @@ class _Geometry:
         self.metric = self.B.T @ (self.B / self.p[:, None])  # g(P_Y + B c) = c^T metric c
 
     def _phi(self, t, slope):
-        return np.sum(self.p_x[:, None] * np.maximum(1 + t * slope, 0.0) ** self.alpha, axis=0)
+        return np.sum(self.p_x[:, None] * power(np.maximum(1 + t * slope, 0.0), self.alpha), axis=0)
 
     def rays(self, r, with_kind=False):
         """Radial extent along unit coordinate directions ``r`` (k, m) and a supporting cut at each end.
@@ -74,7 +74,7 @@ class _Geometry:
         q = self.p[:, None] + t * d
         # Tangent plane of the convex Phi at a feasible point, shifted by its slack.
         ratio = np.maximum(1 + t * slope, 0.0)
-        grad = self.B.T @ (self.alpha * self.A.T @ ratio ** (self.alpha - 1))
+        grad = self.B.T @ (self.alpha * self.A.T @ power(ratio, self.alpha - 1))
         slack = np.maximum(self.level - self._phi(t, slope), 0.0)
         tangent_b = np.sum(grad * (t * r), axis=0) + slack
         a = np.where(on_facet, facet_cut_a, grad)

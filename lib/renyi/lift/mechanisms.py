@@ -14,7 +14,7 @@ from scipy import linalg
 from .._docs import fill
 from .certificate import certificate, epsilon_max
 from .channels import LiftMechanism, _build
-from ._numerics import ZERO_COMPONENT, bisect_feasible
+from ._numerics import ZERO_COMPONENT, bisect_feasible, power
 from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
 
 __all__ = ["analytic_mechanism", "directional_mechanism", "asymmetric_mechanism", "null_space_mechanism"]
@@ -58,7 +58,7 @@ def analytic_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
 
 def _phi_along(model, sign, alpha):
     a_x = model.v_star / np.sqrt(model.p_x)
-    return lambda t: float(np.sum(model.p_x * np.maximum(1 + sign * t * a_x, 0.0) ** alpha))
+    return lambda t: float(np.sum(model.p_x * power(np.maximum(1 + sign * t * a_x, 0.0), alpha)))
 
 
 def _largest_feasible(f, level, upper):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numerics import ZERO_COMPONENT
+from ._numerics import ZERO_COMPONENT, power
 from .._validation import as_pmf, as_rdp_order, as_real_array, as_real_scalar
 
 __all__ = ["GeneralLeakageModel", "LeakageModel"]
@@ -130,7 +130,7 @@ class GeneralLeakageModel:
         r""":math:`\Phi_\alpha(q)=\sum_xP_X(x)((Aq)(x)/P_X(x))^\alpha=(\mathcal L^\alpha)^\alpha`, columns of ``q``."""
         q = np.asarray(q, dtype=float)
         px = self.p_x[:, None] if q.ndim == 2 else self.p_x
-        return np.sum(px * np.maximum((self.A @ q) / px, 0.0) ** order, axis=0)
+        return np.sum(px * power(np.maximum((self.A @ q) / px, 0.0), order), axis=0)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(|X|={self.p_x.size}, |Y|={self.p_y.size})"
