@@ -118,4 +118,3 @@ def bisect_feasible(feasible, lo, hi, *, rtol: float = BISECT_RTOL, steps: int =
         if np.all(hi - lo <= rtol * hi):
             break
     return float(lo) if scalar else lo
-
