@@ -254,3 +254,33 @@ def test_merge_loses_exactly_the_gain_it_reports_and_keeps_the_barycentre():
     assert np.all(np.diff(merged_w) <= 0)
     # With no budget only coincident outputs merge.
     assert optimum._merge(q, w, model.p_y, 0.0)[1].size == 6
+
+
+def test_cone_tree_bounds_hold_in_every_cone_and_its_rows_match_a_rebuild():
+    """After rounds of splits, each cone's stored outer sets are those computed afresh from its
+    rays (the per-cone arrays stay aligned), and its bound is at least F_mu at feasible points
+    (random directions, pushed to the boundary of Q) whose direction lies in it."""
+    from renyi.lift.cones import _ConeTree, _Geometry
+
+    model, rng = random_model(7, 4), np.random.default_rng(0)
+    geo = _Geometry(model, 0.05, 3.0)
+    tree = _ConeTree(geo)
+    mu = rng.normal(size=4)
+    for _ in range(6):
+        bounds = tree.bounds(mu)
+        tree.split(np.argsort(-bounds)[: max(1, 3 * len(bounds) // 4)])
+    fresh = tree._simplices(tree.cones)
+    for name, value in zip(tree._sets, fresh):
+        np.testing.assert_array_equal(getattr(tree, name), value)
+    assert len(tree.cones) == len(tree.reach) == len(tree.m_at) == len(tree.cached) > 60
+    bounds = tree.bounds(mu)
+    # Feasible points: random directions, each pushed to the boundary of Q along its ray.
+    c = rng.normal(size=(geo.k, 4000))
+    t, q, _, _ = geo.rays(c / np.linalg.norm(c, axis=0))
+    d = q - model.p_y[:, None]
+    values = np.sum(d * d / model.p_y[:, None], axis=0) - mu @ d
+    coords = geo.B_pinv @ d
+    for cone, bound in zip(tree.cones, bounds):
+        lam = np.linalg.solve(tree.r[:, cone], coords)
+        inside = np.all(lam >= -1e-12, axis=0)
+        assert np.all(values[inside] <= bound * (1 + 1e-12) + 1e-15)
