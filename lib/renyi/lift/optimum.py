@@ -417,17 +417,17 @@ def global_optimum(
     forms) is reported, with its name.  All are valid whatever the time limit;
     only the gap depends on it.
 
-    Cost.  Measured on a two-core machine at :math:`\alpha=3` (``make bench``, where
-    the table is): gaps below :math:`10^{-6}` take about 2 to 2.6 s at
-    :math:`|\mathcal Y|\le6`.  The box branch and bound reaches :math:`10^{-4}` in 2 to
-    8 s at :math:`|\mathcal Y|=10` and in about 5 s at :math:`|\mathcal Y|=20` when
+    Cost.  Measured on a two-core machine without AVX-512 at :math:`\alpha=3`
+    (``make bench``, where the table is; an earlier, faster machine took about half as
+    long): gaps below :math:`10^{-6}` take 2.3 to 3.7 s at
+    :math:`|\mathcal Y|\le6`.  The box branch and bound reaches :math:`10^{-4}` in 3 to
+    5 s at :math:`|\mathcal Y|=10` and in about 6 s at :math:`|\mathcal Y|=20` when
     :math:`\epsilon` is small (:math:`\epsilon_{\max}/2` on diagonally dominant models,
-    where Theorem 1's band alone leaves about :math:`2\times10^{-2}`).  At
+    where Theorem 1's band alone leaves about :math:`10^{-2}`).  At
     :math:`\epsilon=0.02`, where the optimal posteriors sit on faces of the simplex, it
-    is slower: at :math:`|\mathcal Y|=10` a gap of :math:`10^{-3}` to :math:`10^{-1}` in
-    10 s (models differ) and :math:`10^{-4}` in 9 to 12 s on the bench's model; at
-    :math:`|\mathcal Y|=20` about 0.04 in 60 s.  The time limit is kept to within about
-    a second.
+    is slower: at :math:`|\mathcal Y|=10` a gap of about :math:`5\times10^{-3}` in 10 s
+    and :math:`10^{-4}` in 14 to 20 s on the bench's model; at :math:`|\mathcal Y|=20`
+    about 0.08 in 60 s.  The time limit is kept to within about a second.
 
     References
     ----------
