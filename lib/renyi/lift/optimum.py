@@ -512,8 +512,7 @@ def _cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
     columns, value, weights, mu = _solve_priced(model, tree, _initial_columns(model, geo, tree, seed))
     polish_iter = 200 if model.p_y.size <= 12 else 60
     best_upper, rounds = math.inf, 0
-    improve = _Schedule(CONE_LOCAL_EVERY)
-    improve.next = 1
+    improve = _Schedule(CONE_LOCAL_EVERY, first=1)
     # A split costs about k (k + pairs) operations per cone: bound the batch so that one round
     # stays well under a second at every |Y| (the time limit is checked between rounds).
     batch = min(SPLIT_BATCH, max(200, SPLIT_WORK // (geo.k * (geo.k + len(tree.pairs)))))
@@ -684,12 +683,14 @@ def _prices_above(model, columns, mu, value):
 
 
 class _Schedule:
-    """The rounds at which a periodic local search runs: every ``every`` rounds while it
-    raises the LP's value, and twice as rarely after each time it does not (they cost
-    seconds, and where the LP is already optimal, as at small eps, they find nothing)."""
+    """The rounds at which a periodic local search runs: first at round ``first`` (default
+    ``every``), then every ``every`` rounds while it raises the LP's value, and twice as
+    rarely after each time it does not (they cost seconds, and where the LP is already
+    optimal, as at small eps, they find nothing)."""
 
-    def __init__(self, every):
-        self.base = self.every = self.next = every
+    def __init__(self, every, first=None):
+        self.base = self.every = every
+        self.next = every if first is None else first
         self.seconds = 0.0
 
     def due(self, rounds):
