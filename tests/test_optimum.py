@@ -189,7 +189,7 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
     # The run's own clock (not the cone phase's share) keeps going until the search has been
     # submitted, however slow the machine: on one twice as slow as the one this was written
     # on, 4 s ended before the box round that submits it.
-    real_clock = optimum._clock
+    real_clock, limit = optimum._clock, 4.0
 
     def clock(time_limit):
         out_of_time = real_clock(time_limit)
@@ -199,7 +199,6 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
         patient.left = out_of_time.left
         return patient
 
-    limit = 4.0
     monkeypatch.setattr(optimum, "_clock", clock)
     model = random_model(9, 10)
     two = global_optimum(model, 0.02, 3, rtol=1e-4, time_limit=limit, workers=2)

@@ -46,10 +46,11 @@ def power(x, exponent):
 
     Why: ``np.power`` with a float exponent is a libm call per element, 20 ns on a CPU
     without AVX-512 (about 30 times a multiplication), and :math:`\Phi_\alpha` and its
-    gradient are most of the box and cone bounds' arithmetic: on such a CPU, ``|Y| = 6`` at
-    :math:`\epsilon = 0.02` took 9.1 s with ``np.power`` and 3.2 s with this.  Each multiplication rounds once, so the
-    result is within a few ulp of the correctly rounded power (``np.power``: within one),
-    far below every tolerance in this module; non-negative ``x`` is all the callers pass.
+    gradient are most of the box and cone bounds' arithmetic: on such a CPU, ``|Y| = 6``
+    at :math:`\epsilon = 0.02` took 9.1 s with ``np.power`` and 3.2 s with this.  Each
+    multiplication rounds once, so the result is within a few ulp of the correctly
+    rounded power (``np.power``: within one), far below every tolerance in this module;
+    non-negative ``x`` is all the callers pass.
 
     Examples
     --------

@@ -353,14 +353,15 @@ class _Constraint:
     def grad(self, q):
         if self.z0 is None:
             return self.owner._grad_phi(q)
-        a, w, z = self.owner.alpha, self.owner.weight, q @ self.owner.A.T
+        z = q @ self.owner.A.T
         if self._affine is None:
+            a, w = self.owner.alpha, self.owner.weight
             # w (a z0^(a-1) + 2 kappa (z - z0)) = base + scale z
             self._affine = (w * (a * power(self.z0, a - 1) - 2 * self.kappa * self.z0), w * (2 * self.kappa))
         base, scale = self._affine
         slope = base + scale * z
         if self.exact is not None:
-            slope = np.where(self.exact[:, None], w * (a * power(np.maximum(z, 0.0), a - 1)), slope)
+            slope = np.where(self.exact[:, None], self.owner._exact_slope(z), slope)
         return slope @ self.owner.A
 
 
@@ -374,8 +375,12 @@ class _BoxLagrangian:
     def _phi(self, q):
         return power(np.maximum(q @ self.A.T, 0.0), self.alpha) @ self.weight
 
+    def _exact_slope(self, z):
+        """Phi's weighted slope in z = A q: its gradient is this times A."""
+        return self.alpha * power(np.maximum(z, 0.0), self.alpha - 1) * self.weight
+
     def _grad_phi(self, q):
-        return (self.alpha * power(np.maximum(q @ self.A.T, 0.0), self.alpha - 1) * self.weight) @ self.A
+        return self._exact_slope(q @ self.A.T) @ self.A
 
     def _values(self, q, mu):
         d = q - self.p
