@@ -44,6 +44,15 @@ points, so :math:`L\ge F_\mu` there.
   trust-region problem), else across its widest side in the :math:`\chi^2` metric.  A
   child keeps its parent's bound (valid on the smaller box) when its own is larger, so
   bounds never grow.
+* **Range reduction.**  Each bound's tangent plane of :math:`L` at the ascent's end point
+  majorises :math:`F_\mu` on the box's feasible points, so the box shrinks to where that
+  plane can exceed the split target (reduced-cost bound tightening, :func:`_reduce`): at
+  no cost, in every coordinate at once, which splits alone do one at a time.  What is cut
+  off keeps the target as its bound at that :math:`\mu` (``_BoxTree.cut_off``); when a
+  move of :math:`\mu` lifts it above value :math:`\times(1+\text{rtol})`, the cut is
+  undone.  At :math:`|\mathcal Y|=10`, :math:`\epsilon=0.02`, the tree converges with 323
+  boxes instead of 1,378, and in the bounded family with 611 instead of 25,063 (5 s
+  instead of 111 s).
 * **Speed.**  All trial multipliers of every constraint model run as one stacked ascent,
   and so do the searches that refine the winners (a round bounds tens of boxes, where the
   cost of a numpy call, not its size, dominates), and with a :class:`_WorkerPool` the
@@ -122,6 +131,8 @@ MIN_WIDTH = 1e-7
 #: With worker processes, each chunk of a round's boxes has at least this many (else the
 #: transfer costs more than it saves).
 POOL_MIN_BOXES = 8
+#: Relative round-off margin of a range reduction's slack (on the sizes of its terms).
+REDUCE_MARGIN = 1e-10
 #: Thread counts of the BLAS libraries numpy may use, set to 1 in worker processes.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
@@ -224,6 +235,38 @@ def _knapsack(g, lo, hi):
     v = lo.copy()
     np.put_along_axis(v, order, np.take_along_axis(lo, order, axis=-1) + add, axis=-1)
     return v
+
+
+def _reduce(slope, offset, spread, lo, hi, target):
+    r"""Range reduction: the sub-box outside which no point of the box can have ``F_mu > target``.
+
+    ``offset + slope . q`` majorises :math:`F_\mu` on the box's feasible points (a tangent plane
+    of the concave Lagrangian, :meth:`_BoxLagrangian._bound`).  For any :math:`\tau`, on the
+    box and the plane :math:`\mathbf 1^{\mathsf T}q=1`,
+    :math:`g^{\mathsf T}q=\tau+\sum_y(g_y-\tau)q_y\le M-|g_y-\tau|\,r_y(q)`, where
+    :math:`M=\tau+\sum_y\max(g_y-\tau,0)u_y+\min(g_y-\tau,0)\ell_y` and :math:`r_y(q)` is
+    the distance of :math:`q_y` from the side :math:`M` takes (:math:`u_y` where
+    :math:`g_y>\tau`, :math:`\ell_y` where :math:`g_y<\tau`): every other term only lowers
+    the sum.  So ``F_mu(q) > target`` needs :math:`r_y(q)<s/|g_y-\tau|` with the slack
+    :math:`s=\text{offset}+M-\text{target}`; :math:`\tau` is the knapsack's marginal slope,
+    which makes :math:`M` the linear maximum (the reduced-cost range reduction of spatial
+    branch and bound).  ``spread`` bounds the round-off of ``offset + slope . q`` (absolute).
+    """
+    n = slope.shape[-1]
+    order = np.argsort(-slope, axis=-1)
+    width = np.take_along_axis(hi - lo, order, axis=-1)
+    room = 1 - lo.sum(axis=-1, keepdims=True)
+    filled = np.minimum(np.count_nonzero(np.cumsum(width, axis=-1) <= room, axis=-1), n - 1)
+    tau = np.take_along_axis(slope, np.take_along_axis(order, filled[:, None], axis=-1), axis=-1)
+    d = slope - tau
+    top = tau[:, 0] + np.sum(np.maximum(d, 0.0) * hi + np.minimum(d, 0.0) * lo, axis=-1)
+    size = np.abs(offset) + np.abs(top) + np.abs(target) + spread
+    slack = np.maximum(offset + top - target + REDUCE_MARGIN * size + 1e-15, 0.0)[:, None]
+    slack = np.where(np.isnan(slack), np.inf, slack)  # (a NaN tangent certifies nothing)
+    # (where d is 0 or tiny the reach is infinite: no reduction)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        reach = np.where(d != 0, slack / np.abs(d), np.inf)
+    return np.where(d > 0, np.maximum(lo, hi - reach), lo), np.where(d < 0, np.minimum(hi, lo + reach), hi)
 
 
 def _congruence(b, diagonal):
@@ -365,6 +408,28 @@ class _Constraint:
         return slope @ self.owner.A
 
 
+class _Reduction:
+    """The boxes of one call, each narrowed by every tangent plane its bounds produce.
+
+    Every bound's tangent plane majorises F_mu on the box's feasible points, so each one's
+    range reduction (:func:`_reduce`) is valid and they intersect.  With no finite target
+    nothing is reduced.
+    """
+
+    def __init__(self, lo, hi, target):
+        self.lo, self.hi, self.target = lo.copy(), hi.copy(), target
+        self.active = bool(np.isfinite(target))
+
+    def narrow(self, rows, lo, hi, tangent):
+        """Intersect boxes ``rows`` (one per row of ``lo``, ``hi`` and the tangent; repeats
+        allowed) with the reductions of these tangents."""
+        if not self.active:
+            return
+        new_lo, new_hi = _reduce(*tangent, lo, hi, self.target)
+        np.maximum.at(self.lo, rows, new_lo)
+        np.minimum.at(self.hi, rows, new_hi)
+
+
 class _BoxLagrangian:
     """The bound of F_mu on boxes: geometry only, so that it pickles small (worker processes)."""
 
@@ -487,11 +552,14 @@ class _BoxLagrangian:
         return cheaper(certified(shape + COVER_FLOOR * shape.max(axis=-1, keepdims=True)), best)
 
     def _bound(self, lo, hi, mu, lam, start, constraint, steps=None, least=True, near=None):
-        """Certified max of F_mu over each box's feasible points, the ascent's end point, and theta.
+        """Certified max of F_mu over each box's feasible points, the ascent's end point, theta,
+        and a tangent plane of the Lagrangian there (:func:`_reduce`).
 
         ``constraint`` (a :class:`_Constraint`) is Phi itself or a minorant of it on the box's
         feasible points; ``least`` whether the cover is the least-cost one (else the cheapest
-        fixed shape).
+        fixed shape).  The tangent ``(slope, offset, spread)`` majorises F_mu on the box's
+        feasible points by ``offset + slope . q`` (L is concave on the box and above F_mu),
+        with ``spread`` a bound of its round-off's scale.
         """
         phi, grad_phi = constraint.phi, constraint.grad
         # The cover is priced where the ascent starts (the parent's or the best trial's end
@@ -499,9 +567,6 @@ class _BoxLagrangian:
         x = _project(np.clip(start, lo, hi), lo, hi)
         theta = self._cover(lo, hi, lam, constraint.h, least, near, at=x)
         level = self.level
-
-        def lagrangian(q):
-            return self._values(q, mu) + lam * (level - phi(q)) + np.sum(theta * (q - lo) * (hi - q), axis=-1)
 
         def gradient(q):
             return 2 * (q - self.p) / self.p - mu - lam[:, None] * grad_phi(q) + theta * (lo + hi - 2 * q)
@@ -530,10 +595,15 @@ class _BoxLagrangian:
             y = x_new + ((t_acc - 1) / t_new) * (x_new - x)
             x, t_acc = x_new, t_new
         g = gradient(x)
-        bound = lagrangian(x) + np.sum(g * (_knapsack(g, lo, hi) - x), axis=-1)
+        values, lifted, cover = self._values(x, mu), lam * phi(x), np.sum(theta * (x - lo) * (hi - x), axis=-1)
+        at_x = values + (lam * level - lifted) + cover
+        bound = at_x + np.sum(g * (_knapsack(g, lo, hi) - x), axis=-1)
         # A NaN bound (round-off in a degenerate box) certifies nothing: it counts as infinite.
         bound = np.where(np.isnan(bound), np.inf, bound)
-        return bound + BOUND_MARGIN * np.abs(bound) + 1e-15, x, theta
+        gx = g * x
+        offset = at_x - np.sum(gx, axis=-1)
+        spread = np.abs(values) + lam * level + np.abs(lifted) + cover + np.sum(np.abs(gx) + np.abs(g) * hi, axis=-1)
+        return bound + BOUND_MARGIN * np.abs(bound) + 1e-15, x, theta, (g, offset, spread)
 
     def _constraints(self, lo, hi, points):
         """Phi itself (Hessian bound at the box's lower corner) and its quadratic minorants
@@ -548,17 +618,18 @@ class _BoxLagrangian:
             models.append(_Constraint(self, h, (2 * w * kappa * sums) @ self.A, z0, kappa))
         return models
 
-    def _trials(self, lo, hi, mu, lams, start, constraints, least=True):
+    def _trials(self, lo, hi, mu, lams, start, constraints, reduction, least=True):
         """Short ascents for every row of ``lams`` (trials x boxes), row t with the model
         ``constraints[t]``, all at once; results trials x boxes."""
         n_trials, m = lams.shape
         tile = np.tile(np.arange(m), n_trials)
-        bound, x, theta = self._bound(
+        bound, x, theta, tangent = self._bound(
             lo[tile], hi[tile], mu, lams.ravel(), start[tile], _Constraint.stack(constraints), TRIAL_STEPS, least
         )
+        reduction.narrow(tile, lo[tile], hi[tile], tangent)
         return bound.reshape(n_trials, m), x.reshape(n_trials, m, -1), theta.reshape(n_trials, m, -1)
 
-    def _golden(self, lo, hi, mu, rows, constraint, best, best_lam, bound_lam, start):
+    def _golden(self, lo, hi, mu, rows, constraint, best, best_lam, bound_lam, start, reduction):
         """Golden-section search of the multiplier around ``best_lam`` for boxes ``rows``.
 
         Every evaluation is a valid bound, so ``best`` and ``bound_lam`` (updated in place)
@@ -577,7 +648,10 @@ class _BoxLagrangian:
 
         def f(points):
             lam = np.exp(points)
-            bound, _, cover[0] = self._bound(lo[rows], hi[rows], mu, lam, start[rows], sub, TRIAL_STEPS, near=cover[0])
+            bound, _, cover[0], tangent = self._bound(
+                lo[rows], hi[rows], mu, lam, start[rows], sub, TRIAL_STEPS, near=cover[0]
+            )
+            reduction.narrow(rows, lo[rows], hi[rows], tangent)
             better = bound < best[rows]
             best[rows[better]], bound_lam[rows[better]] = bound[better], lam[better]
             return bound
@@ -599,8 +673,9 @@ class _BoxLagrangian:
         grid, and ``lam_best`` the one its previous bound came from (tried too: a child that
         did not try it could not match its parent's bound, and would keep that bound for
         round after round).  Returns the bounds, the ascent end points, the coarse winners'
-        multipliers and the bounds' multipliers, the covers theta and the rival maximisers.  A
-        box whose trials already bound it below ``target`` is not refined.  The trials of all
+        multipliers and the bounds' multipliers, the covers theta, the rival maximisers, and
+        each box narrowed to where F_mu may exceed ``target`` (:class:`_Reduction`).  A box
+        whose trials already bound it below ``target`` is not refined.  The trials of all
         constraint models run as one stacked ascent (trial-major rows), so a box costs a few
         array operations rather than a Python loop per trial.
         """
@@ -639,7 +714,11 @@ class _BoxLagrangian:
         # instead of 3e-4 in 60 s); the winner's is refined and continued below with it.  All
         # models' trials run as one stacked ascent.
         lams, models = np.stack(lams), np.array(models)
-        bounds, points, thetas = self._trials(lo, hi, mu, lams, start, [constraints[c] for c in models], least=False)
+        # Every bound also narrows its box to where F_mu may exceed the target.
+        reduction = _Reduction(lo, hi, target)
+        bounds, points, thetas = self._trials(
+            lo, hi, mu, lams, start, [constraints[c] for c in models], reduction, least=False
+        )
         # The first best trial per box; a box with no finite bound keeps its start.
         top, rows = np.argmin(bounds, axis=0), np.arange(m)
         best, ok = bounds[top, rows], np.isfinite(bounds[top, rows])
@@ -658,12 +737,15 @@ class _BoxLagrangian:
             # The bound is roughly convex in lam, often with a sharp minimum between the
             # coarse trials (at |Y| = 10, eps_max / 2, a box 7.9e-4 above the value at the
             # coarse winner was 1.5e-4 above 2 % further on): a golden-section search.
-            self._golden(lo, hi, mu, rows, constraint, best, best_lam, bound_lam, best_x)
+            self._golden(lo, hi, mu, rows, constraint, best, best_lam, bound_lam, best_x, reduction)
             # The long ascent at the multiplier of the best bound.  The children inherit the
             # coarse winner's (their trial grid drifts otherwise: at |Y| = 10, eps_max / 2,
             # a gap of 2e-3 instead of 9e-5 in 10 s) and try this one too.
             final_lam = bound_lam[rows]
-            bound, x, theta = self._bound(lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows))
+            bound, x, theta, tangent = self._bound(
+                lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows)
+            )
+            reduction.narrow(rows, lo[rows], hi[rows], tangent)
             keep = bound < best[rows]
             best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
             bound_lam[rows[keep]] = final_lam[keep]
@@ -674,7 +756,7 @@ class _BoxLagrangian:
         rival = np.where(has[:, None], points[pick, np.arange(m)], best_x)
         # Where the winning minorant was expanded (the exact model's boxes keep their start).
         best_anchor = np.where(second[:, None], anchor, start)
-        return best, best_x, best_lam, bound_lam, best_theta, rival, best_anchor
+        return best, best_x, best_lam, bound_lam, best_theta, rival, best_anchor, reduction.lo, reduction.hi
 
 
 class _BoxTree:
@@ -710,6 +792,17 @@ class _BoxTree:
         # valid on the smaller box, until it is).
         self.unbounded = np.ones(1, dtype=bool)
         self.mu_at = np.zeros((1, n))
+        # What range reduction cut off (:meth:`_cut`), one entry per cut: the box before it,
+        # the bound of F_mu on what was cut off (the target then), that mu, and the box's
+        # multiplier and end point (for when the cut is undone).  The boxes
+        # and these parts together cover Q.
+        self.cut_outer = (np.empty((0, n)), np.empty((0, n)))
+        self.cut_bound, self.cut_mu = np.empty(0), np.empty((0, n))
+        self.cut_lam, self.cut_point = np.empty(0), np.empty((0, n))
+        # Whether evaluations still cut: not after a cut has been undone (see _roll_back).
+        self.reducing = True
+        #: The largest bound of F_mu on the parts cut off, at the last mu bounded (-inf: none).
+        self.cut_off = -np.inf
 
     def _root(self):
         """A box that contains Q: each coordinate's range over Q, certified by duality, within the D_2 box."""
@@ -778,7 +871,7 @@ class _BoxTree:
             ]
             mine = self.lagrangian(*(part[-1] for part in parts), mu, target)
             results = [np.concatenate(r) for r in zip(*[f.result() for f in futures], mine)]
-        best, best_x, best_lam, bound_lam, best_theta, rival, best_anchor = results
+        best, best_x, best_lam, bound_lam, best_theta, rival, best_anchor, cut_lo, cut_hi = results
         self.anchor_best[which] = best_anchor
         # A box lies in its parent, and a bound at another mu moves by the knapsack shift:
         # ``prior`` is valid too, and the smaller of the two is kept.
@@ -786,25 +879,119 @@ class _BoxTree:
         self.unbounded[which] = False
         self.best_point[which], self.lam[which], self.theta[which] = best_x, best_lam, best_theta
         self.lam_best[which] = bound_lam
+        self._cut(which, cut_lo, cut_hi, mu, target)
 
-    def bounds(self, mu, target=-np.inf):
+    def _drift(self, mu_from, mu, lo, hi):
+        """How much a bound of F_mu at ``mu_from`` can rise at ``mu`` on each box: the largest
+        change of the linear term -mu^T (q - P_Y) there (a knapsack)."""
+        delta = mu[None, :] - mu_from
+        return np.maximum(-np.sum(delta * (_knapsack(-delta, lo, hi) - self.p), axis=-1), 0.0)
+
+    def _cut(self, which, cut_lo, cut_hi, mu, target):
+        """Narrow boxes ``which`` to their range reductions, and record the parts cut off.
+
+        F_mu <= target on every feasible point cut off, at this mu.  A box reduced to nothing
+        has F_mu <= target throughout, which is its bound then.
+        """
+        if not np.isfinite(target) or not self.reducing:
+            return
+        lo, hi, nonempty = _tighten(cut_lo, cut_hi)
+        live = self.cached[which] > target
+        self.cached[which[live & ~nonempty]] = target
+        moved = nonempty & live & (np.any(lo > self.lo[which], axis=1) | np.any(hi < self.hi[which], axis=1))
+        idx = which[moved]
+        if idx.size == 0:
+            return
+        grow = lambda old, new: np.concatenate([old, new])
+        self.cut_outer = tuple(map(grow, self.cut_outer, (self.lo[idx], self.hi[idx])))
+        self.cut_bound = grow(self.cut_bound, np.full(idx.size, float(target)))
+        self.cut_mu = grow(self.cut_mu, np.broadcast_to(mu, (idx.size, mu.size)))
+        self.cut_lam, self.cut_point = grow(self.cut_lam, self.lam[idx]), grow(self.cut_point, self.best_point[idx])
+        self.lo[idx], self.hi[idx] = lo[moved], hi[moved]
+
+    def _roll_back(self, entries, mu):
+        """Undo the cuts ``entries`` (by entry index): each outer box, with everything inside it
+        (the boxes and cut-off parts it was refined into), becomes one box again.
+
+        Its bound at mu is the largest of theirs, moved to mu: they cover the outer box's
+        feasible points.  Whatever lies inside the outer box is merged, so this holds however
+        the boxes came about.  The cut-off parts are thin shells around their boxes, and after a
+        large move of mu their bounds rise by about as much as the boxes'; turning each shell
+        into boxes instead (up to 2 |Y| slabs per cut) made 100,000 boxes at |Y| = 20.
+
+        After a roll-back the tree cuts no more: mu moves where the mechanism is still far from
+        optimal, and at |Y| = 20, eps = 0.02 (three moves in 60 s, each raising the parts'
+        bounds by about 0.08 against a value of 0.31) every roll-back reset the tree to a few
+        boxes (a 60-s gap of 9.7e-2 against 6.1e-2).  Where mu never moves, as at |Y| = 10 in
+        ``make bench``, the cuts stay: there they take 3 to 20 times fewer boxes.
+        """
+        self.reducing = False
+        outer_lo, outer_hi = self.cut_outer
+        # Only the outermost: an undone cut inside another is merged into it.
+        lo, hi = outer_lo[entries], outer_hi[entries]
+        inside = np.all((lo[:, None] >= lo[None]) & (hi[:, None] <= hi[None]), axis=2)
+        inside[np.arange(entries.size), np.arange(entries.size)] = False
+        entries = entries[~inside.any(axis=1)]
+        lo, hi = outer_lo[entries], outer_hi[entries]
+        box_bounds = self.cached + self._drift(self.mu_at, mu, self.lo, self.hi)
+        part_bounds = self.cut_bound + self._drift(self.cut_mu, mu, outer_lo, outer_hi)
+        merged = np.full(entries.size, -np.inf)
+        drop_box = np.zeros(self.lo.shape[0], dtype=bool)
+        drop_part = np.zeros(self.cut_bound.size, dtype=bool)
+        for e in range(entries.size):
+            boxes = np.all((self.lo >= lo[e]) & (self.hi <= hi[e]), axis=1)
+            parts = np.all((outer_lo >= lo[e]) & (outer_hi <= hi[e]), axis=1)
+            merged[e] = max(box_bounds[boxes].max(initial=-np.inf), part_bounds[parts].max(initial=-np.inf))
+            drop_box |= boxes
+            drop_part |= parts
+        point, lam = self.cut_point[entries], self.cut_lam[entries]
+        fields = {
+            "lo": lo,
+            "hi": hi,
+            "cached": merged,
+            "mu_at": np.broadcast_to(mu, lo.shape),
+            "lam": lam,
+            "lam_best": lam,
+            "theta": np.zeros_like(lo),
+            "unbounded": np.ones(entries.size, dtype=bool),
+        }
+        fields.update({name: point for name in ("start", "anchor", "anchor_best", "best_point", "rival")})
+        for name, new in fields.items():
+            setattr(self, name, np.concatenate([getattr(self, name)[~drop_box], new]))
+        self.cut_outer = tuple(a[~drop_part] for a in self.cut_outer)
+        for name in ("cut_bound", "cut_mu", "cut_lam", "cut_point"):
+            setattr(self, name, getattr(self, name)[~drop_part])
+
+    def bounds(self, mu, target=-np.inf, ceiling=None, limit=None):
         """A certified bound of F_mu over Q in every box; only boxes that may exceed ``target``, and
-        were not bounded at this mu, are solved.
+        were not bounded at this mu, are solved (at most ``limit``, the largest bounds first).
 
         The Lagrangian depends on mu only through -mu^T (q - P_Y), so a box's bound moves by at
         most the largest change of that linear term on the box (a knapsack): the others keep
-        that valid, slightly larger bound.
+        that valid, slightly larger bound.  So do the parts of Q cut off from the boxes
+        (:meth:`_cut`); a cut whose part's bound now exceeds ``ceiling`` (default ``target``)
+        is undone (:meth:`_roll_back`), the others keep that bound (``cut_off``).  A ceiling above the target
+        keeps a round-off rise of the target, or a small move of mu, from turning every part
+        back into boxes.
         """
-        delta = mu[None, :] - self.mu_at
-        shift = -np.sum(delta * (_knapsack(-delta, self.lo, self.hi) - self.p), axis=-1)
-        bounds = self.cached + np.maximum(shift, 0.0)
+        ceiling = target if ceiling is None else ceiling
+        parts = self.cut_bound + self._drift(self.cut_mu, mu, *self.cut_outer)
+        if np.any(parts > ceiling):
+            self._roll_back(np.flatnonzero(parts > ceiling), mu)
+            parts = self.cut_bound + self._drift(self.cut_mu, mu, *self.cut_outer)
+        bounds = self.cached + self._drift(self.mu_at, mu, self.lo, self.hi)
         # A box bounded at this very mu is not bounded again (its bound would not change).
         current = ~self.unbounded & np.all(self.mu_at == mu[None, :], axis=1)
         stale = np.flatnonzero((bounds > target) & ~current)
+        if limit is not None and stale.size > limit:
+            stale = stale[np.argsort(-bounds[stale], kind="stable")[:limit]]
         self.evaluated = stale.size
         if stale.size:
             self._evaluate(stale, mu, bounds[stale], target)
             bounds[stale] = self.cached[stale]
+        # (a part cut off in this round is bounded at this mu, by the target)
+        new = self.cut_bound[parts.size :]
+        self.cut_off = max(float(parts.max(initial=-np.inf)), float(new.max(initial=-np.inf)))
         return bounds
 
     def candidates(self, which):
@@ -836,6 +1023,8 @@ class _BoxTree:
         parents = np.concatenate([which, which])[keep]
         rest = np.ones(self.lo.shape[0], dtype=bool)
         rest[which] = False
+        # (a box whose halves both vanish on the plane, by round-off, stays whole)
+        rest[np.setdiff1d(which, parents)] = True
         self.lo = np.concatenate([self.lo[rest], lo_new[keep]])
         self.hi = np.concatenate([self.hi[rest], hi_new[keep]])
         self.start = np.concatenate([self.start[rest], np.concatenate([ends, ends])[keep]])

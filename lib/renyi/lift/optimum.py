@@ -179,19 +179,36 @@ def _gains(model, q):
 def _solve_lp(model, q, gains):
     """max gains^T w s.t. q w = P_Y, w >= 0; returns value, weights and the dual mu (mu^T q_j >= g_j)."""
     options = {"primal_feasibility_tolerance": LP_TOLERANCE, "dual_feasibility_tolerance": LP_TOLERANCE}
-    res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method="highs-ds", options=options)
-    if res.status != 0:  # tight tolerances occasionally stall HiGHS; the polish below restores accuracy
-        res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method="highs-ds")
-    if res.status != 0:
+    # Tight tolerances occasionally stall the dual simplex (status 4); the interior-point
+    # method (with crossover) is tried at the same tolerances before HiGHS's defaults, whose
+    # weights (1e-7) once left P_Y off by 2e-8 and the mechanism's lifts 4e-9 above e^eps.
+    for method, opts in (("highs-ds", options), ("highs-ipm", options), ("highs-ds", None)):
+        res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method=method, options=opts)
+        if res.status == 0:
+            break
+    else:
         raise RuntimeError(f"linear program failed: {res.message}")
-    weights = res.x
-    # On the basis support the barycentre equations determine the weights exactly.
+    weights = _exact_weights(model, q, res.x)
+    return float(gains @ weights), weights, -res.eqlin.marginals
+
+
+def _exact_weights(model, q, weights):
+    """Weights on the support of ``weights`` that reproduce P_Y to round-off, where they exist.
+
+    On the basis support the barycentre equations determine the weights (least squares);
+    where the support is off (a tolerance-limited solution) non-negative least squares on
+    it is tried too.  Else ``weights`` is returned.
+    """
     support = np.flatnonzero(weights > EXACT_SOLVE_WEIGHT)
     exact, *_ = np.linalg.lstsq(q[:, support], model.p_y, rcond=None)
-    if np.all(exact >= 0) and np.allclose(q[:, support] @ exact, model.p_y, atol=MARGINAL_ATOL, rtol=0):
-        weights = np.zeros_like(weights)
-        weights[support] = exact
-    return float(gains @ weights), weights, -res.eqlin.marginals
+    if not (np.all(exact >= 0) and np.allclose(q[:, support] @ exact, model.p_y, atol=MARGINAL_ATOL, rtol=0)):
+        support = np.flatnonzero(weights > 0)
+        exact, _ = optimize.nnls(q[:, support], model.p_y)
+        if not np.allclose(q[:, support] @ exact, model.p_y, atol=MARGINAL_ATOL, rtol=0):
+            return weights
+    out = np.zeros_like(weights)
+    out[support] = exact
+    return out
 
 
 def _stationary_multiplier(model, geo, columns, weights, value):
@@ -468,7 +485,7 @@ def global_optimum(
     support = weights > NEGLIGIBLE_WEIGHT
     q, w = _merge(columns[:, support], weights[support], model.p_y, MERGE_RTOL * rtol * value)
     q, w = _prune(model, geo, q, w, tolerance=MERGE_RTOL * rtol)
-    mech = _build(model, w, q, eps, alpha)
+    mech = _feasible_mechanism(model, w, q, eps, alpha)
     upper, source = _best_upper_bound(model, eps, alpha, computed)
     return _certified(mech, max(upper, mech.utility), source, rtol, started, (len(tree.cones), n_boxes))
 
@@ -570,9 +587,12 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
         rounds += 1
         target = value * (1 + BOX_TARGET * rtol)
         start = time.perf_counter()
-        bounds = tree.bounds(tree_mu, target)
+        # At most the boxes the round's time allows are bounded (after a move of mu, every box
+        # may need it); parts that range reduction cut off stay so while below value (1 + rtol).
+        bounds = tree.bounds(tree_mu, target, ceiling=value * (1 + rtol), limit=2 * batch)
         per_box = (time.perf_counter() - start) / max(tree.evaluated, 1)
-        best_upper = min(best_upper, max(value, float(bounds.max())))
+        # The parts of Q that range reduction cut off from the boxes are bounded too.
+        best_upper = min(best_upper, max(value, float(bounds.max()), tree.cut_off))
         live = np.flatnonzero(bounds > target)
         if live.size == 0 or best_upper - value <= rtol * best_upper or out_of_time() or bounds.size >= max_boxes:
             return columns, value, weights, mu, best_upper, bounds.size
@@ -775,6 +795,26 @@ def _improve(model, geo, tree, columns, weights, max_iter):
     starts = columns[:, np.argsort(-reduced)[: min(12, columns.shape[1])]]
     columns = np.concatenate([columns, _pull_inside(geo, _price_locally(geo, mu, starts, max_iter))], axis=1)
     return _solve_priced(model, tree, columns)
+
+
+def _feasible_mechanism(model, w, q, eps, alpha):
+    """The mechanism of outputs ``q`` (feasible posteriors) with weights ``w``, exactly feasible.
+
+    The channel is built from (w, q), and its own posteriors differ from q as much as q w
+    misses P_Y.  Where that makes a lift exceed e^eps (by the library's tolerance), the
+    weights are re-solved exactly, and failing that the outputs move towards P_Y (strictly
+    inside Q, a convex set containing P_Y) by 1e-9, 1e-8, ... of their distance: the utility
+    loses about twice that, which the reported lower bound and gap include.
+    """
+    mech = _build(model, w, q, eps, alpha)
+    if mech.feasible:
+        return mech
+    w = _exact_weights(model, q, w)
+    for shrink in [0.0] + [10.0**-j for j in range(9, 2, -1)]:
+        mech = _build(model, w, model.p_y[:, None] + (1 - shrink) * (q - model.p_y[:, None]), eps, alpha)
+        if mech.feasible:
+            return mech
+    raise RuntimeError("could not build a feasible mechanism from the linear program's solution")
 
 
 def _certified(mech, upper, source, rtol, started, pieces):
