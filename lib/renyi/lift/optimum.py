@@ -434,17 +434,14 @@ def global_optimum(
     forms) is reported, with its name.  All are valid whatever the time limit;
     only the gap depends on it.
 
-    Cost.  Measured on a two-core machine without AVX-512 at :math:`\alpha=3`
-    (``make bench``, where the table is; an earlier, faster machine took about half as
-    long): gaps below :math:`10^{-6}` take 2.3 to 3.7 s at
-    :math:`|\mathcal Y|\le6`.  The box branch and bound reaches :math:`10^{-4}` in 3 to
-    5 s at :math:`|\mathcal Y|=10` and in about 6 s at :math:`|\mathcal Y|=20` when
-    :math:`\epsilon` is small (:math:`\epsilon_{\max}/2` on diagonally dominant models,
-    where Theorem 1's band alone leaves about :math:`10^{-2}`).  At
-    :math:`\epsilon=0.02`, where the optimal posteriors sit on faces of the simplex, it
-    is slower: at :math:`|\mathcal Y|=10` a gap of about :math:`5\times10^{-3}` in 10 s
-    and :math:`10^{-4}` in 14 to 20 s on the bench's model; at :math:`|\mathcal Y|=20`
-    about 0.08 in 60 s.  The time limit is kept to within about a second.
+    Cost.  Measured on a two-core machine at :math:`\alpha=3` (``make bench``, where the
+    table is): gaps below :math:`10^{-6}` take 1.7 to 2.8 s at :math:`|\mathcal Y|\le6`.  The
+    box branch and bound, whose range reduction shrinks every box to where its tangent
+    plane can exceed the split target, reaches :math:`10^{-4}` at :math:`|\mathcal Y|=10`
+    in about 2 s below :math:`\epsilon_{\max}` and in 5 to 6.5 s at :math:`\epsilon=0.02`,
+    where the optimal posteriors sit on faces of the simplex; at :math:`|\mathcal Y|=20` in
+    about 5 s below :math:`\epsilon_{\max}`, and about 0.05 in 60 s at :math:`\epsilon=0.02`.
+    The time limit is kept to within about a second.
 
     References
     ----------
