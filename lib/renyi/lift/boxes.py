@@ -46,7 +46,7 @@ points, so :math:`L\ge F_\mu` there.
   bounds never grow.
 * **Range reduction.**  Each bound's tangent plane of :math:`L` at the ascent's end point
   majorises :math:`F_\mu` on the box's feasible points, so the box shrinks to where that
-  plane can exceed the split target (reduced-cost bound tightening, :func:`_reduce`): at
+  plane can exceed the split target (reduced-cost bound tightening, ``_reduce``): at
   no cost, in every coordinate at once, which splits alone do one at a time.  What is cut
   off keeps the target as its bound at that :math:`\mu` (``_BoxTree.cut_off``); when a
   move of :math:`\mu` lifts it above value :math:`\times(1+\text{rtol})`, the cut is
