@@ -417,15 +417,17 @@ class _Reduction:
     """
 
     def __init__(self, lo, hi, target):
+        self.boxes = (lo, hi)
         self.lo, self.hi, self.target = lo.copy(), hi.copy(), target
         self.active = bool(np.isfinite(target))
 
-    def narrow(self, rows, lo, hi, tangent):
-        """Intersect boxes ``rows`` (one per row of ``lo``, ``hi`` and the tangent; repeats
-        allowed) with the reductions of these tangents."""
+    def narrow(self, rows, tangent):
+        """Intersect boxes ``rows`` (one per row of the tangent; repeats allowed) with the
+        reductions of these tangents, each on the box as it was bounded."""
         if not self.active:
             return
-        new_lo, new_hi = _reduce(*tangent, lo, hi, self.target)
+        lo, hi = self.boxes
+        new_lo, new_hi = _reduce(*tangent, lo[rows], hi[rows], self.target)
         np.maximum.at(self.lo, rows, new_lo)
         np.minimum.at(self.hi, rows, new_hi)
 
@@ -626,7 +628,7 @@ class _BoxLagrangian:
         bound, x, theta, tangent = self._bound(
             lo[tile], hi[tile], mu, lams.ravel(), start[tile], _Constraint.stack(constraints), TRIAL_STEPS, least
         )
-        reduction.narrow(tile, lo[tile], hi[tile], tangent)
+        reduction.narrow(tile, tangent)
         return bound.reshape(n_trials, m), x.reshape(n_trials, m, -1), theta.reshape(n_trials, m, -1)
 
     def _golden(self, lo, hi, mu, rows, constraint, best, best_lam, bound_lam, start, reduction):
@@ -651,7 +653,7 @@ class _BoxLagrangian:
             bound, _, cover[0], tangent = self._bound(
                 lo[rows], hi[rows], mu, lam, start[rows], sub, TRIAL_STEPS, near=cover[0]
             )
-            reduction.narrow(rows, lo[rows], hi[rows], tangent)
+            reduction.narrow(rows, tangent)
             better = bound < best[rows]
             best[rows[better]], bound_lam[rows[better]] = bound[better], lam[better]
             return bound
@@ -745,7 +747,7 @@ class _BoxLagrangian:
             bound, x, theta, tangent = self._bound(
                 lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows)
             )
-            reduction.narrow(rows, lo[rows], hi[rows], tangent)
+            reduction.narrow(rows, tangent)
             keep = bound < best[rows]
             best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
             bound_lam[rows[keep]] = final_lam[keep]
@@ -794,8 +796,8 @@ class _BoxTree:
         self.mu_at = np.zeros((1, n))
         # What range reduction cut off (:meth:`_cut`), one entry per cut: the box before it,
         # the bound of F_mu on what was cut off (the target then), that mu, and the box's
-        # multiplier and end point (for when the cut is undone).  The boxes
-        # and these parts together cover Q.
+        # multiplier and end point (for when the cut is undone).  The boxes and these parts
+        # together cover Q.
         self.cut_outer = (np.empty((0, n)), np.empty((0, n)))
         self.cut_bound, self.cut_mu = np.empty(0), np.empty((0, n))
         self.cut_lam, self.cut_point = np.empty(0), np.empty((0, n))
@@ -969,10 +971,10 @@ class _BoxTree:
         The Lagrangian depends on mu only through -mu^T (q - P_Y), so a box's bound moves by at
         most the largest change of that linear term on the box (a knapsack): the others keep
         that valid, slightly larger bound.  So do the parts of Q cut off from the boxes
-        (:meth:`_cut`); a cut whose part's bound now exceeds ``ceiling`` (default ``target``)
-        is undone (:meth:`_roll_back`), the others keep that bound (``cut_off``).  A ceiling above the target
-        keeps a round-off rise of the target, or a small move of mu, from turning every part
-        back into boxes.
+        (:meth:`_cut`): a cut whose part's bound now exceeds ``ceiling`` (default ``target``)
+        is undone (:meth:`_roll_back`), the others keep that bound (``cut_off``).  A ceiling
+        above the target keeps a round-off rise of the target, or a small move of mu, from
+        undoing every cut.
         """
         ceiling = target if ceiling is None else ceiling
         parts = self.cut_bound + self._drift(self.cut_mu, mu, *self.cut_outer)
