@@ -337,7 +337,9 @@ def test_oracle_never_beats_the_upper_bound_at_size_10(seed, order, eps):
 def test_boxes_do_not_run_where_their_proof_does_not_apply():
     model = random_model(5, 10)
     assert global_optimum(model, 0.02, 1.5, rtol=1e-3, time_limit=2).boxes == 0  # alpha < 2
-    assert global_optimum(random_model(5, 6), 0.02, 3, time_limit=2).boxes == 0  # small |Y|: cones suffice
+    assert global_optimum(random_model(5, 5), 0.02, 3, time_limit=2).boxes == 0  # small |Y|: cones suffice
+    assert global_optimum(random_model(5, 6), 0.0, 3, time_limit=2).boxes == 0  # eps = 0
+    assert global_optimum(random_model(5, 6), 0.02, 3, time_limit=2).boxes > 0
 
 
 def test_channel_polish_splits_outputs_and_stays_feasible():

@@ -1000,8 +1000,9 @@ class _BoxTree:
         """The ascent end points of boxes ``which`` (columns; not necessarily in Q)."""
         return self.best_point[which].T
 
-    def split(self, which):
-        """Halve each box in ``which``: between its two rival maximisers, else across its widest side."""
+    def split(self, which, widest=False):
+        """Halve each box in ``which``: between its two rival maximisers (unless ``widest``), else
+        across its widest side; return the children's indices."""
         lo, hi = self.lo[which], self.hi[which]
         width = hi - lo
         # A bound is loose where two maximisers of the Lagrangian compete (the hard case of the
@@ -1009,6 +1010,7 @@ class _BoxTree:
         apart = (self.best_point[which] - self.rival[which]) ** 2 / self.p
         wide = width**2 / self.p
         use_apart = apart.max(axis=1, keepdims=True) > RIVAL_APART * wide.max(axis=1, keepdims=True)
+        use_apart &= not widest
         score = np.where(use_apart, apart, wide)
         y, rows = np.argmax(score, axis=1), np.arange(which.size)
         between = 0.5 * (self.best_point[which] + self.rival[which])[rows, y]
@@ -1035,3 +1037,4 @@ class _BoxTree:
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old[rest], old[parents]]))
         self.unbounded[-parents.size :] = True
+        return np.arange(self.lo.shape[0] - parents.size, self.lo.shape[0])

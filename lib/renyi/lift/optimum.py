@@ -87,11 +87,10 @@ MERGE_MARGINAL_ATOL = 1e-13
 PRICING_RTOL = 1e-9
 #: Candidates within this (relatively) of the best priced value stay in the next LP.
 KEEP_NEAR_BEST = 1e-3
-#: From this |Y| on, the box branch and bound follows the cones (below it the cones close the gap).
-BOX_MIN_SIZE = 8
-#: The cones' share of the time limit when the boxes follow, and their limit when there is none.
-CONE_SHARE = 0.05
-CONE_SECONDS_UNLIMITED = 30.0
+#: From this |Y| on, the box branch and bound bounds U(mu), after one round of the cones (below
+#: it the cones close the gap faster: |Y| = 5 at 1e-6 in 0.5 s against 1.8 s; at |Y| = 6 the
+#: cones took 7.3 s at eps = 0.02 against 0.6 s, and at |Y| = 7 did not reach 1e-2 in 10 s).
+BOX_MIN_SIZE = 6
 #: The cone phase's local search (mechanism polish and local pricing) runs at the first round,
 #: then every this many rounds while it raises the value (:class:`_Schedule`).  At |Y| = 6,
 #: eps_max / 2, none of its seven later runs did, and they were half of the 5.4 s.
@@ -99,6 +98,11 @@ CONE_LOCAL_EVERY = 8
 #: Most boxes split in one round, and the columns carried from one box-phase LP to the next.
 BOX_BATCH = 400
 BOX_MIN_BATCH = 8
+#: While a round would bound fewer boxes than this, the children are halved again across
+#: their widest side: below tens of boxes a round costs its Python overhead, not its size
+#: (2 boxes 31 ms, 32 boxes 59 ms at |Y| = 6), and at |Y| = 6, eps_max / 2, one or two live
+#: boxes a round took 2.5 s instead of 1.1 s.
+BOX_MIN_ROUND = 16
 #: Boxes (cones) whose bound is below value * (1 + BOX_TARGET * rtol) are not split: the gap
 #: rtol is reached once every one is below value / (1 - rtol), and a target nearer it splits
 #: far fewer (at |Y| = 10, eps_max / 2: 1169 boxes at 0.9, 2868 at 0.5, for rtol = 1e-4).
@@ -458,11 +462,9 @@ def global_optimum(
         return _certified(mech, 0.0, "exact", rtol, started, (0, 0))
 
     use_boxes = _boxes_apply(model, geo)
-    # At large |Y| the cones stall: they get a share of the time and the boxes the rest.
-    if not use_boxes:
-        cone_limit = time_limit
-    else:
-        cone_limit = CONE_SHARE * time_limit if time_limit is not None else CONE_SECONDS_UNLIMITED
+    # Where the boxes run, the cones only set up the first LP (one round: their bound at
+    # |Y| = 6 needed 200,000 cones where the boxes need about 200).
+    cone_limit = 0.0 if use_boxes else time_limit
     with _WorkerPool(workers - 1) if use_boxes and workers > 1 else contextlib.nullcontext() as pool:
         tree = _ConeTree(geo)
         columns, value, weights, mu, cone_upper = _cone_phase(model, geo, tree, rtol, seed, cone_limit, max_cones)
@@ -596,7 +598,9 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
         live = live[np.argsort(-bounds[live])][:batch]
         found = _pull_inside(geo, tree.candidates(live))
         worst = found[:, :BOX_LOCAL_STARTS]
-        tree.split(live)
+        children = tree.split(live)
+        while 0 < children.size < BOX_MIN_ROUND:
+            children = tree.split(children, widest=True)
         # Keep the next round's bounding (two children per split) near BOX_ROUND_SECONDS, and
         # within the time left.
         budget = min(BOX_ROUND_SECONDS, out_of_time.left())
