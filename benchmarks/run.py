@@ -145,7 +145,9 @@ def lift_benchmark():
     the tests' family with P_Y bounded away from 0.  Each case runs with the time limit of
     its target (issue 12): |Y| = 6 gap 1e-6 in 2 s, |Y| = 10 gap 1e-4 in 10 s, |Y| = 20 in
     60 s with whatever gap it reaches; from |Y| = 8 once with one process and once with two
-    (``workers=2``: the box bounds use both cores).
+    (``workers=2``: the box bounds use both cores).  |Y| = 7 has no target: it shows where the
+    cones alone stalled.  The yardstick is the conical branch and bound alone on the |Y| = 6
+    and 7 cases, measured in the same run.
     """
     from renyi.lift import EXAMPLES, LeakageModel, asymmetric_mechanism, epsilon_max, global_optimum
 
@@ -157,6 +159,13 @@ def lift_benchmark():
         m = LeakageModel(a @ rng.dirichlet(np.ones(k)), a)
         cases.append((f"random \\|Y\\|={k}", m, 0.02, rtol, limit))
         cases.append((f"random \\|Y\\|={k}", m, 0.5 * epsilon_max(m, 3), rtol, limit))
+    # |Y| = 7 (no target of its own; the cones alone stalled there), from its own seed so that
+    # the other cases stay as they were.
+    seven = np.random.default_rng(17)
+    a = 0.5 * np.eye(7) + 0.5 * seven.dirichlet(np.full(7, 0.5), size=7).T
+    m = LeakageModel(a @ seven.dirichlet(np.ones(7)), a)
+    cases.insert(3, ("random \\|Y\\|=7", m, 0.02, 1e-6, 10.0))
+    cases.insert(4, ("random \\|Y\\|=7", m, 0.5 * epsilon_max(m, 3), 1e-6, 10.0))
     bounded = np.random.default_rng(11)
     a = 0.6 * np.eye(10) + 0.4 * bounded.dirichlet(np.full(10, 0.7), size=10).T
     m = LeakageModel(a @ (0.05 + 0.5 * bounded.dirichlet(np.ones(10))), a)
@@ -179,6 +188,29 @@ def lift_benchmark():
                 f"{len(res.p_u)} | {two:.6g} |",
                 flush=True,
             )
+    _cones_alone(cases[1:5])
+
+
+def _cones_alone(cases):
+    """The same |Y| = 6 and 7 cases with the conical branch and bound alone, which ran them
+    until the boxes were extended to |Y| >= 6: the yardstick, measured in the same run."""
+    from renyi.lift import global_optimum, optimum
+
+    print("\n# the same cases with the conical branch and bound alone (boxes switched off)")
+    print("| case | eps | rtol | limit (s) | time (s) | gap | cones | time with the boxes (s) | gap with the boxes |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, model, eps, rtol, limit in cases:
+        both = global_optimum(model, eps, 3, rtol=rtol, time_limit=limit)
+        saved, optimum.BOX_MIN_SIZE = optimum.BOX_MIN_SIZE, 10**9
+        try:
+            cones = global_optimum(model, eps, 3, rtol=rtol, time_limit=limit)
+        finally:
+            optimum.BOX_MIN_SIZE = saved
+        print(
+            f"| {label} | {eps:.3g} | {rtol:.0e} | {limit:g} | {cones.elapsed:.2f} | {cones.gap:.1e} | "
+            f"{cones.cones:,} | {both.elapsed:.2f} | {both.gap:.1e} |",
+            flush=True,
+        )
 
 
 def cli_benchmark(n=10_000_000):

@@ -551,3 +551,41 @@ def test_boxes_and_the_parts_cut_off_cover_q_before_and_after_mu_moves(seed, k):
             assert k > 6 or np.mean(by_box == -np.inf) > 0.01
         else:
             assert not tree.reducing  # the move undid the cuts
+
+
+def test_splits_across_the_widest_side_partition_each_box_and_return_its_children():
+    """``split(widest=True)``, which the box phase repeats while a round is small: the children
+    returned cover every point of the plane in their parent, each parent is halved across its
+    side of largest width^2 / P_Y, and nothing else in the tree changes."""
+    k = 6
+    model = random_model(61, k)
+    tree = _BoxTree(_Geometry(model, 0.02, 3))
+    rng = np.random.default_rng(61)
+    mu = 0.1 * rng.standard_normal(k)
+    tree.bounds(mu)
+    children = tree.split(np.arange(1))
+    for _ in range(3):
+        assert children.size > 0
+        parents_lo, parents_hi = tree.lo[children].copy(), tree.hi[children].copy()
+        others = np.setdiff1d(np.arange(tree.lo.shape[0]), children)
+        kept = tree.lo[others].copy(), tree.hi[others].copy()
+        children = tree.split(children, widest=True)
+        assert children.size == 2 * parents_lo.shape[0]  # (no box here is thin enough to vanish)
+        assert np.array_equal(children, np.arange(tree.lo.shape[0] - children.size, tree.lo.shape[0]))
+        assert np.array_equal(tree.lo[: others.size], kept[0]) and np.array_equal(tree.hi[: others.size], kept[1])
+        lo, hi = tree.lo[children], tree.hi[children]
+        n = parents_lo.shape[0]
+        for parent in range(n):
+            left, right = parent, n + parent
+            y = np.argmax((parents_hi[parent] - parents_lo[parent]) ** 2 / model.p_y)
+            middle = 0.5 * (parents_lo[parent, y] + parents_hi[parent, y])
+            assert hi[left, y] == pytest.approx(middle, abs=1e-15) and lo[right, y] == pytest.approx(middle, abs=1e-15)
+            points = rng.uniform(parents_lo[parent], parents_hi[parent], (20_000, k))
+            points = points + (1 - points.sum(axis=1, keepdims=True)) / k
+            inside = np.all((points >= parents_lo[parent]) & (points <= parents_hi[parent]), axis=1)
+            points = points[inside]
+            assert points.shape[0] > 100
+            covered = np.zeros(points.shape[0], dtype=bool)
+            for child in (left, right):
+                covered |= np.all((points >= lo[child] - 1e-15) & (points <= hi[child] + 1e-15), axis=1)
+            assert covered.all()

@@ -450,7 +450,7 @@ def add_parser(sub, number) -> None:
         type=int,
         default=1,
         metavar="N",
-        help="processes for the optimum's box search at |Y| >= 8 (-1: every core; default 1)",
+        help="processes for the optimum's box search at |Y| >= 6 (-1: every core; default 1)",
     )
     d.add_argument("--out", metavar="FILE", help="write P_{U|Y} to FILE (.csv, .txt or .npy)")
     d.add_argument("--json", action="store_true", help="print JSON instead of a summary")

@@ -1,4 +1,4 @@
-r"""The box branch and bound of :func:`~renyi.lift.optimum.global_optimum`, for large alphabets.
+r"""The box branch and bound of :func:`~renyi.lift.optimum.global_optimum`, for :math:`|\mathcal Y|\ge6`.
 
 Weak duality bounds :math:`V_{\chi^2}` by :math:`U(\mu)=\max_{q\in\mathcal Q^{\rm ex}_\epsilon}F_\mu(q)`
 with the convex :math:`F_\mu(q)=g(q)-\mu^{\mathsf T}(q-P_Y)`.  The conical branch and bound
@@ -296,7 +296,8 @@ class _WorkerPool:
     Started with ``spawn`` on every platform: a forked child of a process with BLAS
     threads can deadlock, and the same start method everywhere behaves the same.  As with
     any process pool, a script that uses it must run under ``if __name__ == "__main__":``.
-    The workers start at once (a no-op task each), so that they boot while the cones run.
+    The workers start at once (a no-op task each), so that they boot while the first LP and
+    the channel searches run.
     """
 
     def __init__(self, processes):

@@ -388,18 +388,21 @@ def global_optimum(
     seed : int, default 0
         Seed of the random directions of the initial cover.  The result is
         deterministic for a given seed when the gap is reached within the time
-        limit; when the limit binds, how far the search got depends on the
-        machine's speed (the bracket is valid either way).
+        limit and no box round was cut short to keep to it (a round splits at
+        most the boxes that about a second allows, as measured); otherwise how
+        far the search got depends on the machine's speed.  The bracket is
+        valid either way.
     max_cones : int, default 1_000_000
         Memory guard: each branch and bound stops refining beyond this many cones
         or boxes (about 100 bytes per cone and dimension; a box holds a few
         vectors of length :math:`|\mathcal Y|`).
     workers : int, default 1
-        Processes that bound boxes (:math:`|\mathcal Y|\ge8`): this one plus
+        Processes that bound boxes (:math:`|\mathcal Y|\ge6`): this one plus
         ``workers - 1`` spawned ones; ``-1`` uses every core.  Up to
         :math:`|\mathcal Y|=12` one of them also runs the local searches over the
-        channel, while this one bounds the boxes.  Below
-        :math:`|\mathcal Y|=8` no process is started.  A script that passes more than
+        channel, while this one bounds the boxes.  Where the boxes do not run
+        no process is started; below :math:`|\mathcal Y|=8` a second one rarely
+        pays for its start.  A script that passes more than
         one must run under ``if __name__ == "__main__":``, as with any process pool.
 
     Returns
@@ -424,9 +427,9 @@ def global_optimum(
 
     * the **conical** one (:mod:`renyi.lift.cones`), which bounds a convex
       function on a simplex by its vertices; it closes the gap at
-      :math:`|\mathcal Y|\le6` but needs exponentially many cones beyond;
-    * from :math:`|\mathcal Y|\ge8` (with :math:`\alpha\ge2`, invertible
-      :math:`A`, :math:`\epsilon>0`), after the cones have had 5 % of the time, the
+      :math:`|\mathcal Y|\le5` but needs exponentially many cones beyond;
+    * from :math:`|\mathcal Y|\ge6` (with :math:`\alpha\ge2`, invertible
+      :math:`A`, :math:`\epsilon>0`), after one round of the cones, the
       **box** one (:mod:`renyi.lift.boxes`), which majorises :math:`F_\mu` on each
       box by a concave Lagrangian (:math:`\lambda(e^{\alpha\epsilon}-\Phi_\alpha)` plus a
       cover that makes it concave) and certifies its maximum by a supergradient.  Its
@@ -439,13 +442,16 @@ def global_optimum(
     only the gap depends on it.
 
     Cost.  Measured on a two-core machine at :math:`\alpha=3` (``make bench``, where the
-    table is): gaps below :math:`10^{-6}` take 1.7 to 2.8 s at :math:`|\mathcal Y|\le6`.  The
-    box branch and bound, whose range reduction shrinks every box to where its tangent
+    table is, with the cones alone as a yardstick in the same run): gaps below
+    :math:`10^{-6}` take about 0.1 s at :math:`|\mathcal Y|=3` and 0.6 to 1.1 s at
+    :math:`|\mathcal Y|=6` and 7, where the cones alone took 2.2 and 7.3 s at
+    :math:`|\mathcal Y|=6` and left gaps of 4e-3 and 8e-2 after 10 s at :math:`|\mathcal Y|=7`.
+    The box branch and bound, whose range reduction shrinks every box to where its tangent
     plane can exceed the split target, reaches :math:`10^{-4}` at :math:`|\mathcal Y|=10`
-    in about 2 s below :math:`\epsilon_{\max}` and in 5 to 6.5 s at :math:`\epsilon=0.02`,
+    in about 1 s below :math:`\epsilon_{\max}` and in 3 to 4 s at :math:`\epsilon=0.02`,
     where the optimal posteriors sit on faces of the simplex; at :math:`|\mathcal Y|=20` in
-    about 5 s below :math:`\epsilon_{\max}`, and about 0.05 in 60 s at :math:`\epsilon=0.02`.
-    The time limit is kept to within about a second.
+    under a second below :math:`\epsilon_{\max}`, and 0.03 to 0.06 in 60 s at
+    :math:`\epsilon=0.02`.  The time limit is kept to within about a second.
 
     References
     ----------
