@@ -282,10 +282,14 @@ def test_cone_tree_bounds_hold_in_every_cone_and_its_rows_match_a_rebuild():
     d = q - model.p_y[:, None]
     values = np.sum(d * d / model.p_y[:, None], axis=0) - mu @ d
     coords = geo.B_pinv @ d
+    covered = np.zeros(c.shape[1], dtype=bool)
     for cone, bound in zip(tree.cones, bounds):
         lam = np.linalg.solve(tree.r[:, cone], coords)
         inside = np.all(lam >= -1e-12, axis=0)
         assert np.all(values[inside] <= bound * (1 + 1e-12) + 1e-15)
+        covered |= inside
+    # The cones still partition the directions: none was lost when a child took its parent's place.
+    assert covered.all()
 
 
 def test_a_mechanism_built_from_inexact_weights_is_repaired_to_exactly_feasible():

@@ -102,7 +102,10 @@ class _ConeTree:
         self._sets = ("single", "single_quad", "one", "one_quad", "two", "two_quad")
         for name, value in zip(self._sets, self._simplices(self.cones)):
             setattr(self, name, value)
-        self._fresh(len(self.cones))
+        # Per-cone arrays are views of buffers with room to grow (see split).
+        self._buffers = {}
+        self.reach, self.cached, self.m_at = np.zeros(0), np.zeros(0), np.zeros((0, k))
+        self._fresh(np.arange(len(self.cones)))
 
     def add_rays(self, r):
         t, q, a, b, on_facet = self.geo.rays(r, with_kind=True)
@@ -179,19 +182,17 @@ class _ConeTree:
             pair = np.maximum(pair, np.max(f_two, axis=1))
         return np.maximum(np.minimum(single.min(axis=1), pair), 0.0)  # F_mu(P_Y) = 0 is a vertex too
 
-    def _fresh(self, n):
-        """Bookkeeping for ``n`` new cones at the end: not yet evaluated, and their reach."""
-        new = slice(len(self.cones) - n, len(self.cones))
+    def _fresh(self, rows):
+        """Bookkeeping for the new cones ``rows``: not yet evaluated, and their reach."""
         reach = np.maximum(
-            np.max(np.where(np.isfinite(self.single_quad[new]), self.single[new], 0.0), axis=(1, 2)),
-            np.max(self.one[new], axis=1),
+            np.max(np.where(np.isfinite(self.single_quad[rows]), self.single[rows], 0.0), axis=(1, 2)),
+            np.max(self.one[rows], axis=1),
         )
         if len(self.pairs):
-            reach = np.maximum(reach, np.max(self.two[new].sum(axis=2), axis=1))
-        k = self.geo.k
-        self.reach = np.concatenate([getattr(self, "reach", np.zeros(0)), reach])
-        self.cached = np.concatenate([getattr(self, "cached", np.zeros(0)), np.full(n, np.inf)])
-        self.m_at = np.concatenate([getattr(self, "m_at", np.zeros((0, k))), np.zeros((n, k))])
+            reach = np.maximum(reach, np.max(self.two[rows].sum(axis=2), axis=1))
+        self._store("reach", reach, rows)
+        self._store("cached", np.full(rows.size, np.inf), rows)
+        self._store("m_at", np.zeros((rows.size, self.geo.k)), rows)
 
     def ray_values(self, mu):
         """F_mu at every ray's end point (all of them lie in Q)."""
@@ -219,7 +220,12 @@ class _ConeTree:
         return bounds
 
     def split(self, which):
-        """Bisect the widest edge of each cone in ``which``; return the new rays' end points."""
+        """Bisect the widest edge of each cone in ``which``; return the new rays' end points.
+
+        The left child takes its parent's place and the right one is appended, so a round
+        writes only the cones it splits (a compacted copy of every cone's arrays each round
+        was a quarter of the cones' time at |Y| = 6).
+        """
         kr = self.cones.shape[1]
         if kr == 1:
             return np.zeros((self.geo.p.size, 0))
@@ -233,16 +239,27 @@ class _ConeTree:
         points = self.add_rays(mid / np.linalg.norm(mid, axis=0))
         left, right = self.cones[which].copy(), self.cones[which].copy()
         left[cols, i], right[cols, j] = new, new
-        keep = np.ones(len(self.cones), dtype=bool)
-        keep[which] = False
+        n = len(self.cones)
         children = np.concatenate([left, right])
-        self.cones = np.concatenate([self.cones[keep], children])
+        rows = np.concatenate([which, np.arange(n, n + len(which))])
+        self._store("cones", children, rows)
         for name, value in zip(self._sets, self._simplices(children)):
-            setattr(self, name, np.concatenate([getattr(self, name)[keep], value]))
-        self.cached, self.m_at = self.cached[keep], self.m_at[keep]
-        self.reach = self.reach[keep]
-        self._fresh(len(children))
+            self._store(name, value, rows)
+        self._fresh(rows)
         return points
+
+    def _store(self, name, value, rows):
+        """Write ``value`` into rows ``rows`` of the per-cone array ``name``, growing its buffer
+        (by doubling) for rows past the end."""
+        buffer = self._buffers.get(name)
+        used = len(getattr(self, name))
+        end = max(used, int(rows.max()) + 1)
+        if buffer is None or end > len(buffer):
+            grown = np.empty((max(2 * end, 64), *value.shape[1:]), dtype=value.dtype)
+            grown[:used] = getattr(self, name)
+            buffer = self._buffers[name] = grown
+        buffer[rows] = value
+        setattr(self, name, buffer[:end])
 
 
 def _finite_parts(lam, quad):
