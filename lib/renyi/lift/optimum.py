@@ -444,8 +444,8 @@ def global_optimum(
     Cost.  Measured on a two-core machine at :math:`\alpha=3` (``make bench``, where the
     table is, with the cones alone as a yardstick in the same run): gaps below
     :math:`10^{-6}` take about 0.1 s at :math:`|\mathcal Y|=3` and 0.6 to 1.1 s at
-    :math:`|\mathcal Y|=6` and 7, where the cones alone took 2.2 and 7.3 s at
-    :math:`|\mathcal Y|=6` and left gaps of 4e-3 and 8e-2 after 10 s at :math:`|\mathcal Y|=7`.
+    :math:`|\mathcal Y|=6` and 7, where the cones alone took 1.6 and 7.6 s at
+    :math:`|\mathcal Y|=6` and left gaps of 5e-4 and 8e-2 after 10 s at :math:`|\mathcal Y|=7`.
     The box branch and bound, whose range reduction shrinks every box to where its tangent
     plane can exceed the split target, reaches :math:`10^{-4}` at :math:`|\mathcal Y|=10`
     in about 1 s below :math:`\epsilon_{\max}` and in 3 to 4 s at :math:`\epsilon=0.02`,
