@@ -606,7 +606,9 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
         worst = found[:, :BOX_LOCAL_STARTS]
         children = tree.split(live)
         while 0 < children.size < BOX_MIN_ROUND:
-            children = tree.split(children, widest=True)
+            previous, children = children.size, tree.split(children, widest=True)
+            if children.size <= previous:  # (halves vanished: boxes as thin as round-off)
+                break
         # Keep the next round's bounding (two children per split) near BOX_ROUND_SECONDS, and
         # within the time left.
         budget = min(BOX_ROUND_SECONDS, out_of_time.left())
