@@ -100,7 +100,7 @@ renotebook: $(STAMP)  ## re-execute chapters in place, deterministically (NB="bo
 	$(BIN)/python tests/refresh_notebooks.py $(NB)
 
 data: $(STAMP)  ## regenerate data/ and data/MANIFEST.json (the Part I sweeps)
-	$(BIN)/python -m renyi.experiments --out data
+	$(BIN)/python -m renyi.experiments --out data $(if $(FORCE),--force)
 
 data-libraries: $(STAMP)  ## audit diffprivlib and OpenDP into data/part1/libraries.csv (installs the extra)
 	$(BIN)/python -m pip install --quiet -e '.[libraries]'

@@ -92,11 +92,12 @@ def test_theorem1_upper_bound_is_used_when_smaller():
     eps = 0.5 * epsilon_max(model, 3)
     result = global_optimum(model, eps, 3, time_limit=1.0, max_cones=50)
     cert = certificate(model, eps, 3)
-    assert result.upper_bound <= cert.V_plus * (1 + 1e-12)
+    # V_+ is evaluated in floats; it enters with the round-off margin of every computed bound.
+    assert result.upper_bound <= cert.V_plus * (1 + 2e-12)
     # (within 1 s the box branch and bound may already beat V_+ at this size)
     assert result.upper_bound_source in {"theorem 1", "branch-and-bound", "box branch-and-bound"}
     if result.upper_bound_source == "theorem 1":
-        assert result.upper_bound == cert.V_plus
+        assert cert.V_plus < result.upper_bound <= cert.V_plus * (1 + 2e-12)
 
 
 def test_perfect_privacy_null_space_is_exact():

@@ -35,6 +35,12 @@ examples:
   python -m renyi mechanisms
   # Part II: an alpha-lift mechanism for a leakage matrix P_{X|Y} and a prior
   python -m renyi design --leakage A.csv --prior 0.2,0.3,0.5 --eps 0.02 --order 3 --out channel.csv
+
+exit status:
+  0 done (a claim, if given, is not refuted)   1 user error (one line on stderr)
+  2 usage error                                 3 the claim is refuted
+  130 interrupted (Ctrl-C)
+  The status carries the verdict even when standard output is closed early (| head).
 """
 
 
@@ -62,6 +68,14 @@ def _write_json(obj) -> None:
 def _cmd_audit(args) -> int:
     from .audit import MAX_UNCORRECTED_BIAS, rdp_lower_bound
 
+    if args.p == "-" and args.q == "-":
+        raise UserError("P and Q cannot both be standard input ('-'); give at least one as a file")
+    if 0.5 <= args.alpha < 1:
+        print(
+            f"renyi: warning: --alpha is the error level (the bound holds with probability 1 - alpha), "
+            f"so --alpha {args.alpha:g} gives a {100 * (1 - args.alpha):g}% bound; for a 95% bound pass --alpha 0.05",
+            file=sys.stderr,
+        )
     p = load_samples(args.p, "P", decimal_comma=args.decimal_comma)
     q = load_samples(args.q, "Q", decimal_comma=args.decimal_comma)
     discrete = True if args.discrete else (False if args.continuous else None)
@@ -95,6 +109,8 @@ def _cmd_audit(args) -> int:
         from .verdict import verdict
 
         result = verdict(bounds, claim, alpha=args.alpha)
+        # The verdict is the exit status even if stdout is closed before it is printed.
+        args.status = REFUTED if result.refuted else 0
     if args.json:
         if result is None:
             _write_json([b.to_dict() for b in bounds])
@@ -146,11 +162,14 @@ def _print_bounds(bounds, direction) -> None:
             mark = " *"
         elif b.trivial:
             mark = " (trivial)"
+        if b.warnings:
+            notes.extend(f"order {b.order:g}: warning: {w}" for w in b.warnings)
+            mark += " !"
         print(
             f"{b.order:7g} {b.direction:>9} {b.estimate:11.6g} {subtracted} {b.std_error:10.4g} {b.lower:12.6g}{mark}"
         )
     for note in notes:
-        print(f"* {note}")
+        print(f"{'!' if ': warning: ' in note else '*'} {note}")
     print(
         f"Each 'lower' is a {level:g}% lower confidence bound on epsilon(order) for the pair that "
         "produced P and Q;\na bound <= 0 is trivial: no evidence of privacy loss."
@@ -175,14 +194,29 @@ def _claim(args):
     table = np.asarray(table, dtype=float)
     if table.ndim != 2 or table.shape[1] != 2:
         raise UserError("--claim-curve: expected two columns per line: order, claimed epsilon")
-    curve = {float(o): float(e) for o, e in table}
+    curve = {}
+    for order, eps in table:
+        if float(order) in curve:
+            raise UserError(
+                f"--claim-curve: order {format_order(order)} is listed twice; give one claimed epsilon per order"
+            )
+        curve[float(order)] = float(eps)
+    repeated = sorted({o for o in args.orders if args.orders.count(o) > 1})
+    if repeated:
+        raise UserError(f"--orders: order {format_order(repeated[0])} is given twice")
     missing = [o for o in args.orders if o not in curve]
     if missing:
         raise UserError(
-            f"--claim-curve: no claimed epsilon for order {missing[0]:g}; the file lists orders "
-            + ", ".join(f"{o:g}" for o in sorted(curve))
+            f"--claim-curve: no claimed epsilon for order {format_order(missing[0])}; the file lists orders "
+            + ", ".join(format_order(o) for o in sorted(curve))
         )
     return lambda order: curve[float(order)]
+
+
+def format_order(order: float) -> str:
+    """An order as short as ``:g`` prints it, but never so short that two different orders look alike."""
+    short = f"{float(order):g}"
+    return short if float(short) == float(order) else repr(float(order))
 
 
 def _number(text: str, option: str) -> float:
@@ -232,6 +266,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but usage errors are one line on stderr (exit 2), like the other errors."""
 
     def error(self, message):
+        if "expected one argument" in message:
+            message += " (a value that starts with '-' must be attached: --option=-0.2,...)"
         self.exit(2, f"renyi: error: {message} (see '{self.prog} --help')\n")
 
 
@@ -307,6 +343,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.status = 0
     try:
         status = args.func(args)
         sys.stdout.flush()  # surface a full disk here, as a user error, not at exit
@@ -318,8 +355,10 @@ def main(argv: list[str] | None = None) -> int:
         print("renyi: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        # A reader that stops early (`| head -1`) is no error, but a verdict reached before
+        # the pipe closed is still the exit status: "refuted" must not read as "passed".
         _silence_stdout()
-        return 0
+        return args.status
     except OSError as exc:  # e.g. standard output on a full disk
         _silence_stdout()
         print(f"renyi: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)

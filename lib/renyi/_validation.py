@@ -27,8 +27,10 @@ def as_real_array(
         raise TypeError(f"{name} must be array-like of real numbers, got {_describe(value)}")
     try:
         arr = np.asarray(value)
-    except Exception as exc:  # ragged lists and other oddities
-        raise TypeError(f"{name} must be array-like of real numbers: {exc}") from None
+    except Exception:  # ragged lists and other oddities
+        raise TypeError(
+            f"{name} must be a rectangular array of real numbers (its rows have different lengths)"
+        ) from None
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must contain real numbers, got dtype {arr.dtype}")
     if np.issubdtype(arr.dtype, np.complexfloating):
@@ -56,10 +58,7 @@ def as_pmf(
     mass = float(arr.sum() * (1.0 if dx is None else dx))
     kind = "sum" if dx is None else "integral (sum * dx)"
     if ndim == 1 and abs(mass - 1.0) > tol:
-        raise ValueError(
-            f"{name} must have total mass 1 (its {kind}), got {mass:.10g}; "
-            f"normalise it or raise tol (currently {tol:g})"
-        )
+        raise ValueError(f"{name} must have total mass 1 (its {kind}) within {tol:g}, got {mass:.10g}; normalise it")
     return arr
 
 
@@ -128,7 +127,13 @@ def as_samples(value, name: str) -> np.ndarray:
     """
     if isinstance(value, (str, bytes)) or value is None:
         raise TypeError(f"{name} must be an array of outputs, got {value!r}")
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise ValueError(
+            f"{name} must be a rectangular array (1-D, or 2-D with one outcome per row); "
+            "its rows have different lengths"
+        ) from None
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must contain numbers, got dtype {arr.dtype}")
     if arr.ndim == 0:

@@ -26,6 +26,8 @@ from ._validation import as_generator, as_int, as_positive_scalar, as_probabilit
 from .bounds import LowerBound
 from .delta_method import (
     MAX_LOG_SCALE_ERROR,  # noqa: F401
+    MAX_ORDER,
+    MIN_SAMPLES,
     MAX_UNCORRECTED_BIAS,  # noqa: F401
     NEAR_ONE,  # noqa: F401
     _fallback_orders,  # noqa: F401
@@ -51,6 +53,9 @@ from .floor import (
 # renyi.delta_method; their names stay importable from here.
 __all__ = ["DensityFit", "fit_densities", "bounds_from_fit", "rdp_lower_bound", "audit", "DIRECTIONS"]
 
+#: A bandwidth above this many times the outputs' spread is refused: the KDE is flat (and its
+#: values underflow) long before, and no such bound is informative.
+MAX_BANDWIDTH_SPANS = 1e6
 #: Directions audited by :func:`rdp_lower_bound`: ``"both"`` (default), or one ordered pair.
 DIRECTIONS = ("both", "forward", "reverse")
 
@@ -283,9 +288,14 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
             f"{a.shape} and {b.shape}; for discrete vector outputs pass discrete=True"
         )
     a, b = a.astype(float, copy=False), b.astype(float, copy=False)
+    spans = []
     for name, arr in (("samples_p", a), ("samples_q", b)):
         lo, hi = float(arr.min()), float(arr.max())
-        if arr.size < 2 or not hi > lo:
+        if arr.size < 2:
+            raise ValueError(
+                f"{name} has {arr.size} output; a density estimate needs at least 2 (and a bound about 30)"
+            )
+        if not hi > lo:
             raise ValueError(
                 f"{name} has zero spread (all values equal); a continuous density "
                 "cannot be estimated — are the outputs discrete? then pass discrete=True"
@@ -295,11 +305,18 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
                 f"{name} spans {lo:.3g} to {hi:.3g}, beyond what a density grid can hold in "
                 "double precision; rescale the outputs (the bound does not depend on units)"
             )
+        spans.append(hi - lo)
     with ThreadPoolExecutor(max_workers=2) as pool:  # numpy's partition releases the GIL
         scale_p, scale_q = pool.map(lambda x: robust_scale(_strided(x)), (a, b))
     scale = 0.5 * (scale_p + scale_q)
     # the rule of default_bandwidth, with the scale computed once
     h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
+    if h > MAX_BANDWIDTH_SPANS * max(spans):
+        raise ValueError(
+            f"bandwidth {h:.3g} is more than {MAX_BANDWIDTH_SPANS:g} times the spread of the outputs "
+            f"({max(spans):.3g}): the KDE is flat and says nothing; choose a bandwidth on the outputs' "
+            "scale, or leave it to the default rule"
+        )
     if tails not in TAILS:
         raise ValueError(f"tails must be one of {', '.join(map(repr, TAILS))}, got {tails!r}")
     grid = _kde_on_grid(a, b, h, 8.0, 8.0, 1 << 22, tails)  # the samples are validated above
@@ -325,6 +342,13 @@ def bounds_from_fit(
     if not isinstance(fit, DensityFit):
         raise TypeError(f"fit must be a DensityFit from fit_densities, got {type(fit).__name__}")
     order_list, scalar = as_rdp_orders(orders, "orders")
+    too_large = [o for o in order_list if o > MAX_ORDER]
+    if too_large:
+        raise ValueError(
+            f"orders must be at most {MAX_ORDER:g}, got {too_large[0]:g}: beyond it the plug-in "
+            "loses its meaning to round-off in double precision, and D_order barely grows with "
+            f"the order there; audit order {MAX_ORDER:g} instead"
+        )
     alpha = as_probability(alpha, "alpha")
     if not isinstance(bias_correction, (bool, np.bool_)):
         raise TypeError(f"bias_correction must be True or False, got {bias_correction!r}")
@@ -377,9 +401,31 @@ def bounds_from_fit(
             found.append(_to_bound(lam, res, label, level, common))
         best = max(found, key=lambda b: b.lower)  # ties keep P||Q, the paper's ordered pair
         if direction == "both":
-            best = replace(best, directions=tuple(found))
+            # A doubt about either direction is a doubt about the audit.
+            doubts = tuple(dict.fromkeys(w for b in found for w in b.warnings))
+            best = replace(best, directions=tuple(found), warnings=doubts)
         results.append(best)
     return results[0] if scalar else results
+
+
+def _warnings(res, common) -> tuple:
+    """The facts that make a bound's numbers doubtful (see ``LowerBound.warnings``)."""
+    found = []
+    n_min = min(common["n_p"], common["n_q"])
+    if n_min < MIN_SAMPLES:
+        found.append(
+            f"only {n_min} outputs on one side: below about {MIN_SAMPLES} per side the delta "
+            "method's normal approximation is not credible"
+        )
+    estimate, se = res["estimate"], res["std_error"]
+    if estimate < -se and estimate < -1e-9:
+        found.append(
+            f"the estimate {estimate:.3g} is more than one standard error ({se:.2g}) below 0, "
+            "which a divergence cannot be: the density estimates do not describe the samples "
+            "(too few outputs, a floor, beta or bandwidth far from the data's scale, or "
+            "continuous values read as discrete)"
+        )
+    return tuple(found)
 
 
 def _to_bound(lam, res, label, level, common) -> LowerBound:
@@ -394,6 +440,7 @@ def _to_bound(lam, res, label, level, common) -> LowerBound:
         note=res["note"],
         level=level,
         bound_order=None if res["bound_order"] is None else float(res["bound_order"]),
+        warnings=_warnings(res, common),
         **common,
     )
 
@@ -456,9 +503,21 @@ def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_op
     if "discrete" not in estimator_options and hasattr(mechanism, "discrete"):
         estimator_options["discrete"] = bool(mechanism.discrete)
     rng_p, rng_q = rng.spawn(2) if rng is not None else (None, None)
-    samples_p = sampler(database, int(n_p), rng_p)
-    samples_q = sampler(neighbour, int(n_q), rng_q)
+    samples_p = _drawn(sampler(database, int(n_p), rng_p), int(n_p), "database")
+    samples_q = _drawn(sampler(neighbour, int(n_q), rng_q), int(n_q), "neighbour")
     return rdp_lower_bound(samples_p, samples_q, orders, **estimator_options)
+
+
+def _drawn(outputs, n: int, which: str):
+    """The black box's outputs, refused unless there is one per requested draw."""
+    got = np.shape(outputs)[0] if np.ndim(outputs) else None
+    if got != n:
+        raise ValueError(
+            f"the mechanism returned {'a scalar' if got is None else f'{got:,} outputs'} for the "
+            f"{which} where n={n:,} were asked for; a sampler f(database, n, rng) must return n outputs "
+            "(one per row for vector outcomes)"
+        )
+    return outputs
 
 
 # The claim test lives in renyi.verdict (documented there); renyi.audit.verdict is the name in DESIGN.md.

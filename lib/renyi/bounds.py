@@ -68,7 +68,13 @@ class LowerBound:
     bound_order : float or None
         The order whose delta-method bound is ``lower`` (``None``: trivial 0).
     note : str
-        Why the bound is not reliable, and roughly how many samples would make it so.
+        Why the bound is not reliable (empty when it is).
+    warnings : tuple of str
+        What makes the numbers doubtful even where the rule above passes: fewer than
+        :data:`~renyi.delta_method.MIN_SAMPLES` outputs on a side, or an estimate more than one
+        standard error below 0, which a divergence cannot be (the density estimates then do
+        not describe the samples: too few outputs, a floor, sharpness or bandwidth far from
+        the data's scale, or continuous values read as discrete).  Empty normally.
     directions : tuple of LowerBound
         With ``direction="both"``: the two one-direction bounds, each at level
         :math:`\alpha/2`; empty otherwise.
@@ -97,6 +103,7 @@ class LowerBound:
     note: str = ""
     directions: tuple = ()
     level: float | None = None
+    warnings: tuple = ()
 
     @property
     def sigma(self) -> float:
@@ -142,4 +149,4 @@ class LowerBound:
                 f"order {self.order:g} ({self.direction}): lower bound {self.lower:.6g}"
                 f"{' (trivial: no evidence)' if self.trivial else ''}; {self.note}"
             )
-        return text
+        return "; ".join([text, *self.warnings])

@@ -11,8 +11,10 @@ own mechanism* (``book/part2``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -29,12 +31,15 @@ __all__ = [
     "add_parser",
     "DesignError",
     "MAX_OPTIMUM_Y",
+    "check_output",
 ]
 
 #: The certified optimum's branch and bound is practical up to about this many values of Y.
 MAX_OPTIMUM_Y = 30
 #: Column sums and prior sums may be off by this much (decimal files); they are then renormalised.
 SUM_TOLERANCE = 1e-9
+#: Largest order * eps: e^(order * eps) must be a finite double (log of the largest is 709.8).
+MAX_LOG_BUDGET = 700.0
 
 EXAMPLES = """\
 examples:
@@ -55,8 +60,16 @@ def _read_table(path: str, name: str) -> np.ndarray:
     file = Path(path)
     if not file.exists():
         raise DesignError(f"{name}: no such file: {path}")
+    if file.is_dir():
+        raise DesignError(f"{name}: is a directory: {path}")
     try:
         if file.suffix == ".npy":
+            with open(file, "rb") as fh:
+                if fh.read(6) != b"\x93NUMPY":
+                    raise DesignError(
+                        f"{name}: {path} is not a .npy file (it has no NumPy header); "
+                        "if it holds text, give it a .csv or .txt name"
+                    )
             table = np.load(file, allow_pickle=False)
         elif file.suffix == ".json":
             data = json.loads(file.read_text())
@@ -66,13 +79,7 @@ def _read_table(path: str, name: str) -> np.ndarray:
                 data = next(iter(data.values()))
             table = np.array(data, dtype=float)
         else:
-            lines = [line.split("#", 1)[0].replace(",", " ").split() for line in file.read_text().splitlines()]
-            rows = [row for row in lines if row]
-            if not rows:
-                raise DesignError(f"{name}: {path} holds no numbers")
-            if len({len(row) for row in rows}) != 1:
-                raise DesignError(f"{name}: {path} has rows of different lengths")
-            table = np.array(rows, dtype=float)
+            table = _parse_rows(file.read_text(), path, name)
     except DesignError:
         raise
     except (OSError, ValueError, UnicodeDecodeError) as exc:
@@ -83,6 +90,40 @@ def _read_table(path: str, name: str) -> np.ndarray:
     if not np.all(np.isfinite(table)):
         raise DesignError(f"{name}: {path} contains NaN or infinite values")
     return table
+
+
+def _parse_rows(text: str, path: str, name: str) -> np.ndarray:
+    """Rows of numbers separated by commas or whitespace; the first bad line is named."""
+    rows = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        fields = line.split("#", 1)[0].replace(",", " ").split()
+        if not fields:
+            continue
+        try:
+            rows.append([float(v) for v in fields])
+        except ValueError:
+            bad = next(v for v in fields if not _is_number(v))
+            hint = (
+                "; decimal commas? write decimal points (0.85), with values separated by commas or spaces"
+                if ";" in line
+                else ""
+            )
+            raise DesignError(f"{name}: {path}, line {lineno}: not a number: {bad!r}{hint}") from None
+        if len(rows[-1]) != len(rows[0]):
+            raise DesignError(
+                f"{name}: {path}, line {lineno}: {len(rows[-1])} values, but the first row has {len(rows[0])}"
+            )
+    if not rows:
+        raise DesignError(f"{name}: {path} holds no numbers")
+    return np.array(rows, dtype=float)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def load_leakage(path: str, *, transpose: bool = False) -> np.ndarray:
@@ -201,13 +242,51 @@ def write_channel(path: str, channel: np.ndarray, header: str) -> None:
     None
     """
     file = Path(path)
-    if file.suffix == ".npy":
-        np.save(file, channel)
-    elif file.suffix in (".csv", ".txt"):
-        # 17 significant digits: the file holds exactly the channel that was checked.
-        np.savetxt(file, channel, delimiter=",", fmt="%.17g", header=header)
-    else:
+    if file.suffix not in (".npy", ".csv", ".txt"):
         raise DesignError(f"--out: unknown format {file.suffix!r}; use .csv, .txt or .npy")
+    # Written beside the target and moved over it: an interrupted run leaves the old file whole.
+    tmp = file.with_name(f".{file.name}.{os.getpid()}.tmp{file.suffix}")
+    try:
+        if file.suffix == ".npy":
+            np.save(tmp, channel)
+        else:
+            # 17 significant digits: the file holds exactly the channel that was checked.
+            np.savetxt(tmp, channel, delimiter=",", fmt="%.17g", header=header)
+        os.replace(tmp, file)
+    except OSError as exc:
+        raise DesignError(f"--out: cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def check_output(path: str, inputs) -> None:
+    """Refuse an ``--out`` that cannot be written, before any work is done.
+
+    Parameters
+    ----------
+    path : str
+        The ``--out`` path.
+    inputs : sequence of str
+        The paths of the command's input files, which ``--out`` must not name.
+
+    Returns
+    -------
+    None
+    """
+    file = Path(path)
+    if file.is_dir():
+        raise DesignError(f"--out: is a directory: {path}")
+    if file.suffix not in (".npy", ".csv", ".txt"):
+        raise DesignError(f"--out: unknown format {file.suffix!r}; use .csv, .txt or .npy")
+    for source in inputs:
+        if file.exists() and Path(source).exists() and os.path.samefile(file, source):
+            raise DesignError(f"--out: {path} is one of the inputs; write the channel to another file")
+    folder = file.parent if str(file.parent) else Path(".")
+    if not folder.is_dir():
+        raise DesignError(f"--out: no such folder: {folder}")
+    if not os.access(folder, os.W_OK) or (file.exists() and not os.access(file, os.W_OK)):
+        raise DesignError(f"--out: {path} is not writable")
 
 
 def design(args) -> dict:
@@ -223,6 +302,8 @@ def design(args) -> dict:
     dict
     """
     from .divergence import alpha_lift
+    from .lift._numerics import FEASIBILITY_RTOL, ZERO_BUDGET_ATOL
+    from .lift.channels import budget_use
     from .lift import (
         LeakageModel,
         asymmetric_mechanism,
@@ -234,16 +315,29 @@ def design(args) -> dict:
 
     if args.workers == 0 or args.workers < -1:
         raise DesignError(f"--workers must be a positive process count or -1 (every core), got {args.workers}")
-    if not args.eps > 0 or not math.isfinite(args.eps):
-        raise DesignError(
-            f"--eps must be a finite budget > 0, got {args.eps:g} (at 0 only a non-injective "
-            "leakage matrix allows utility: see null_space_mechanism)"
-        )
+    if not args.eps >= 0 or not math.isfinite(args.eps):
+        raise DesignError(f"--eps must be a finite budget >= 0, got {args.eps:g}")
     if not args.order > 1 or not math.isfinite(args.order):
         raise DesignError(f"--order (the order alpha) must be finite and > 1, got {args.order:g}")
+    if args.order * args.eps > MAX_LOG_BUDGET:
+        raise DesignError(
+            f"--eps {args.eps:g} at --order {args.order:g}: the budget e^(order*eps) overflows double "
+            f"precision (order*eps must be at most {MAX_LOG_BUDGET:g}); no mechanism design needs it"
+        )
+    if not args.rtol > 0 or not args.rtol < 1:
+        raise DesignError(f"--rtol must lie strictly between 0 and 1, got {args.rtol:g}")
+    if not args.time_limit > 0:
+        raise DesignError(f"--time-limit must be a number of seconds > 0, got {args.time_limit:g}")
+    if args.out:
+        check_output(args.out, [args.leakage, args.prior])
     a = load_leakage(args.leakage, transpose=args.transpose)
     model = build_model(a, load_prior(args.prior, "--prior"), args.prior_of)
     eps, order = args.eps, args.order
+    if eps == 0 and isinstance(model, LeakageModel):
+        raise DesignError(
+            "--eps 0 with an invertible leakage matrix allows only the trivial mechanism (utility 0); "
+            "utility at eps = 0 needs a non-injective matrix (Proposition 4)"
+        )
     report = {
         "n_x": int(a.shape[0]),
         "n_y": int(a.shape[1]),
@@ -308,6 +402,14 @@ def design(args) -> dict:
     joint = channel * model.p_y[None, :]
     p_x_given_u = model.A @ (joint / joint.sum(axis=1, keepdims=True)).T
     lifts = np.atleast_1d(alpha_lift(p_x_given_u / p_x_given_u.sum(axis=0), model.p_x, order, tol=1e-8))
+    if eps > 0:
+        # Decided in decimal arithmetic: at small eps the budget is below the floats' round-off.
+        # The optimum is checked with no tolerance, the designed mechanisms with the library's
+        # 1e-10 of the budget (they are built in double precision).
+        use = budget_use(model, channel, eps, order)
+        passed = use <= (1 if args.method == "optimum" else 1 + FEASIBILITY_RTOL)
+    else:
+        use, passed = None, bool(lifts.max() <= 1 + ZERO_BUDGET_ATOL)
     report.update(
         {
             "utility": mech.utility,
@@ -316,7 +418,8 @@ def design(args) -> dict:
             "p_u_given_y": channel.tolist(),
             "lifts": lifts.tolist(),
             "max_lift": float(lifts.max()),
-            "check_passed": bool(lifts.max() <= math.exp(eps) * (1 + 1e-12)),
+            "budget_use": use,
+            "check_passed": bool(passed),
             "out": args.out,
         }
     )
@@ -367,6 +470,11 @@ def print_report(r: dict) -> None:
     verdict = "ok" if r["check_passed"] else "FAILED"
     where = f"the channel in {r['out']}" if r["out"] else "the channel"
     print(f"check: max alpha-lift of {where} = {r['max_lift']:.10f} <= e^eps = {r['lift_limit']:.10f}: {verdict}")
+    if r["budget_use"] is not None:
+        print(
+            f"  in decimal arithmetic: max (Phi - 1) / (e^(alpha eps) - 1) = {r['budget_use']:.10f} "
+            "(at most 1: within the budget)"
+        )
     if r["out"]:
         print(f"wrote P_(U|Y) to {r['out']} (rows u = outputs, columns y; each column sums to 1)")
 
@@ -421,7 +529,11 @@ def add_parser(sub, number) -> None:
     )
     d.add_argument("--transpose", action="store_true", help="the file has rows y and columns x")
     d.add_argument(
-        "--prior", required=True, metavar="P", help="the prior: inline (0.2,0.3,0.5) or a file; of X by default"
+        "--prior",
+        required=True,
+        metavar="P",
+        help="the prior: inline (0.2,0.3,0.5) or a file; of X by default (a value that starts "
+        "with '-' must be attached: --prior=-0.2,...)",
     )
     d.add_argument("--prior-of", choices=["x", "y"], default="x", help="whose prior --prior is (default x)")
     d.add_argument("--eps", type=number, required=True, help="the budget: every alpha-lift <= e^eps")

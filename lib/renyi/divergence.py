@@ -88,6 +88,8 @@ def log_integral(log_f: np.ndarray, dx: float | None = None) -> float:
     top = float(np.max(log_f)) if log_f.size else -math.inf
     if top == -math.inf:
         return -math.inf
+    if math.isnan(top) or top == math.inf:
+        raise ValueError(f"log_f contains {'NaN' if math.isnan(top) else '+inf'}; the integrand must be finite")
     out = top + math.log(float(np.sum(np.exp(log_f - top))))
     return out if dx is None else out + math.log(dx)
 

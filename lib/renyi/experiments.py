@@ -36,12 +36,16 @@ checksum, row count and replicate ids (resumable, never stale).  The final
 CSVs and ``data/MANIFEST.json`` (sha256, command, effective parameters, seeds,
 versions, git commit) are written when all tasks are done.
 
-**Shipped data are never overwritten by a different run.**  A run whose
-effective parameters differ from those the manifest records for a file
-(fewer sizes, fewer replicates, another sweep definition) refuses to write
-it unless ``--force`` is given; write restricted runs to another ``--out``.
-Arguments that select nothing are refused.  Ctrl-C cancels pending tasks,
-keeps every finished part and exits with status 130.
+**Shipped data are never overwritten by a different run.**  A sweep's CSV that
+exists is replaced only when ``data/MANIFEST.json`` has an entry for it whose
+checksum matches the file and whose parameters equal this run's; anything
+else (no manifest, no entry, an edited file, fewer sizes, fewer replicates,
+another sweep definition) is refused unless ``--force`` is given
+(``make data FORCE=1``); write restricted runs to another ``--out``.  The
+manifest is merged under a lock and replaced atomically, so runs that finish
+together into one folder all keep their entries.  Arguments that select
+nothing are refused.  Ctrl-C cancels pending tasks, keeps every finished part
+and exits with status 130.
 
 Run ``python -m renyi.experiments --help`` (or ``make data``).
 """
@@ -60,7 +64,17 @@ from pathlib import Path
 
 
 from ._docs import CLI_MAIN, fill
-from .datafiles import file_sha256, git_output, read_rows, versions, write_rows
+from .datafiles import (
+    ManifestError,
+    check_target,
+    file_sha256,
+    git_output,
+    read_manifest,
+    read_rows,
+    update_manifest,
+    versions,
+    write_rows,
+)
 from ._validation import as_int
 
 # The sweep definitions and the rows of one task live in renyi.sweeps; their names stay importable here.
@@ -176,8 +190,8 @@ def _make_executor(workers: int, dask_scheduler: str | None):
     return cf.ProcessPoolExecutor(max_workers=workers)
 
 
-class ShippedDataError(RuntimeError):
-    """A run would replace a shipped sweep with one of different parameters."""
+#: A run would replace shipped data that the manifest does not describe as this run would.
+ShippedDataError = ManifestError
 
 
 def _effective(sweep: str, tasks: list[Task]) -> dict:
@@ -200,15 +214,16 @@ def run_sweeps(
     command="",
     force=False,
 ) -> dict:
-    """Run (or resume) sweeps, then write the CSVs and the manifest.  Returns the manifest.
+    """Run (or resume) sweeps, then write the CSVs and merge their entries into the manifest.
 
     Raises
     ------
     ValueError
         When the restriction selects no task, or names unknown sweeps.
     ShippedDataError
-        When ``out`` already holds a sweep recorded with other parameters and
-        ``force`` is False.
+        When ``force`` is False and ``out`` already holds a sweep's CSV that the manifest
+        does not describe exactly (no manifest, no entry, another checksum, other
+        parameters), or the manifest cannot be read.
 
     Parameters
     ----------
@@ -228,15 +243,15 @@ def run_sweeps(
     Returns
     -------
     dict
-        The manifest entries written.
+        The manifest entries written (relative path -> entry).
     """
     out = Path(out)
     all_tasks = _selected_tasks(sweeps, sizes, mechanisms, replicates)
-    manifest_path = out / "MANIFEST.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
+    manifest = read_manifest(out / "MANIFEST.json")
     effective = {s: _effective(s, tasks) for s, tasks in all_tasks.items()}
     if not force:
-        _refuse_to_overwrite(out, manifest, effective)
+        for sweep, spec in effective.items():
+            check_target(out, f"part1/{sweep}.csv", manifest, spec)
     part_dir = out / "part1" / ".parts"
     part_dir.mkdir(parents=True, exist_ok=True)
     lib = _library_digest()
@@ -250,10 +265,11 @@ def run_sweeps(
     # Largest tasks first keeps the workers busy until the end.
     todo.sort(key=lambda t: -t.n)
     _run_parts(todo, paths, executor, progress)
+    entries = {}
     for sweep, tasks in all_tasks.items():
         path = out / "part1" / f"{sweep}.csv"
         rows = _assemble(sweep, tasks, paths, path)
-        manifest["files"][f"part1/{sweep}.csv"] = {
+        entries[f"part1/{sweep}.csv"] = {
             "sha256": file_sha256(path),
             "bytes": path.stat().st_size,
             "rows": rows,
@@ -265,9 +281,12 @@ def run_sweeps(
             **provenance,
             "versions": versions(),
         }
-    manifest["description"] = "Part I simulation results; see data/README.md. Verified by tests/test_data.py."
-    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    return manifest
+    problems = update_manifest(
+        out, entries, description="Part I simulation results; see data/README.md. Verified by tests/test_data.py."
+    )
+    for line in problems:
+        print(f"renyi.experiments: warning: {line}", file=sys.stderr)
+    return entries
 
 
 def _selected_tasks(sweeps, sizes, mechanisms, replicates) -> dict:
@@ -285,17 +304,6 @@ def _selected_tasks(sweeps, sizes, mechanisms, replicates) -> dict:
             f"(sizes={sizes}, mechanisms={mechanisms}); nothing was run or written"
         )
     return all_tasks
-
-
-def _refuse_to_overwrite(out: Path, manifest: dict, effective: dict) -> None:
-    """Shipped data is never replaced by a run with other parameters (unless forced)."""
-    for sweep, spec in effective.items():
-        entry = manifest["files"].get(f"part1/{sweep}.csv")
-        if (out / "part1" / f"{sweep}.csv").exists() and entry and entry.get("parameters") != spec:
-            raise ShippedDataError(
-                f"{out / 'part1' / (sweep + '.csv')} holds a sweep with other parameters than this run; "
-                f"write to another --out, or pass --force to replace it"
-            )
 
 
 def _run_parts(todo, paths, executor, progress) -> None:
@@ -379,7 +387,9 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--replicates", type=_at_least_one(int), help="replicates per point (default: the sweep's)")
     parser.add_argument(
-        "--force", action="store_true", help="replace files in --out even if the manifest records other parameters"
+        "--force",
+        action="store_true",
+        help="replace CSVs in --out even where the manifest does not describe them as this run would",
     )
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)

@@ -62,8 +62,14 @@ def softmax_floor(t, floor, beta):
     ----------
     :cite:t:`kutta2024lower`, eq. (13).
     """
+    floor, beta = _check_floor(floor, beta)
     t = np.asarray(t, dtype=float)
     return np.maximum(t, floor) + np.log1p(np.exp(-beta * np.abs(t - floor))) / beta
+
+
+def _check_floor(floor, beta):
+    """tau >= 0 and beta > 0, finite: the parameters of eq. (13)."""
+    return as_positive_scalar(floor, "floor", strict=False), as_positive_scalar(beta, "beta")
 
 
 @fill(floor_inputs=_FLOOR_INPUTS)
@@ -78,6 +84,7 @@ def softmax_derivative(t, floor, beta):
     ----------
     :cite:t:`kutta2024lower`, eq. (17).
     """
+    floor, beta = _check_floor(floor, beta)
     return special.expit(beta * (np.asarray(t, dtype=float) - floor))
 
 

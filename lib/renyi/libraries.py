@@ -21,7 +21,6 @@ Taught in the chapter *Auditing real libraries* (``book/part1``).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -32,6 +31,7 @@ from typing import Callable
 import numpy as np
 
 from ._docs import CLI_MAIN, fill
+from .datafiles import ManifestError
 from .divergence import gaussian_renyi, laplace_renyi
 from .verdict import claim_gaussian, claim_pure_dp, claim_zcdp, verdict
 
@@ -384,9 +384,10 @@ def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=T
     Path
         The file written.
     """
-    from .datafiles import file_sha256, git_output, versions, write_rows
+    from .datafiles import file_sha256, git_output, read_manifest, update_manifest, versions, write_rows
 
     path = Path(out) / "part1" / "libraries.csv"
+    read_manifest(Path(out) / "MANIFEST.json")  # an unreadable manifest stops the run before hours of sampling
     if path.exists() and not force:
         raise FileExistsError(f"{path} exists; pass --force to overwrite the shipped file")
     rows = []
@@ -402,11 +403,9 @@ def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=T
                 print(f"{name}: n = {n:,} done", file=sys.stderr, flush=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_rows(path, FIELDS, rows)
-    manifest_path = Path(out) / "MANIFEST.json"
-    manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"files": {}}
     from importlib.metadata import version
 
-    manifest["files"]["part1/libraries.csv"] = {
+    entry = {
         "bytes": path.stat().st_size,
         "sha256": file_sha256(path),
         "rows": len(rows),
@@ -434,7 +433,8 @@ def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=T
             "scikit-learn": version("scikit-learn"),
         },
     }
-    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    for line in update_manifest(out, {"part1/libraries.csv": entry}):
+        print(f"renyi.libraries: warning: {line}", file=sys.stderr)
     return path
 
 
@@ -461,14 +461,30 @@ def load(data: Path | None = None) -> list[dict]:
     with open(folder / "part1" / "libraries.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     out = []
-    for row in rows:
-        out.append(
-            {
-                k: (v if k in _TEXT else v == "True" if k in _BOOL else int(v) if k in _INT else float(v))
-                for k, v in row.items()
-            }
-        )
+    for line, row in enumerate(rows, 2):
+        try:
+            out.append(
+                {
+                    k: (v if k in _TEXT else v == "True" if k in _BOOL else int(v) if k in _INT else float(v))
+                    for k, v in row.items()
+                }
+            )
+        except (TypeError, ValueError, AttributeError):
+            raise ValueError(
+                f"{folder / 'part1' / 'libraries.csv'}, line {line}: malformed row (a missing or "
+                "non-numeric field); restore the shipped file"
+            ) from None
     return out
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 @fill(cli_main=CLI_MAIN)
@@ -480,7 +496,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m renyi.libraries", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="the data folder (data/)")
     parser.add_argument("--force", action="store_true", help="overwrite a shipped libraries.csv")
-    parser.add_argument("--replicates", type=int, default=REPLICATES)
+    parser.add_argument("--replicates", type=_positive_int, default=REPLICATES)
     args = parser.parse_args(argv)
     try:
         configs()
@@ -491,7 +507,7 @@ def main(argv=None) -> int:
         return 1
     try:
         print(run(args.out, force=args.force, replicates=args.replicates))
-    except FileExistsError as exc:
+    except (FileExistsError, ManifestError) as exc:
         print(f"renyi.libraries: error: {exc}", file=sys.stderr)
         return 1
     return 0

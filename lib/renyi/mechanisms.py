@@ -180,6 +180,10 @@ def subsampled_rdp(base_rdp, gamma: float, order: int, *, as_printed: bool = Fal
     gamma = as_probability(gamma, "gamma")
     j = np.arange(2, lam + 1)
     eps0 = np.full(j.size, base_rdp(lam)) if as_printed else np.array([base_rdp(int(k)) for k in j])
+    eps0 = np.asarray(eps0, dtype=float)
+    if not np.all(np.isfinite(eps0)) or np.any(eps0 < 0):
+        bad = int(j[np.argmax(~np.isfinite(eps0) | (eps0 < 0))])
+        raise ValueError(f"base_rdp must return a finite epsilon >= 0 at every order; at order {bad} it did not")
     log_comb = special.gammaln(lam + 1) - special.gammaln(j + 1) - special.gammaln(lam - j + 1)
     log_terms = np.concatenate(
         [

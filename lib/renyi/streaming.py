@@ -45,6 +45,8 @@ def array_chunks(array, chunk: int = 10_000_000) -> Callable[[], Iterable[np.nda
         A function returning a fresh iterator of chunks (two passes need two iterators).
     """
     arr = np.asarray(array) if not isinstance(array, np.memmap) else array
+    if arr.ndim == 2 and arr.shape[1] == 1:  # a model's (n, 1) outputs, read as values
+        arr = arr[:, 0]
     if arr.ndim != 1:
         raise ValueError(f"chunked audits take 1-D continuous outputs, got shape {arr.shape}")
     chunk = as_int(chunk, "chunk")
@@ -64,6 +66,8 @@ def _source(value, name):
 def _chunks(source, name):
     for i, chunk in enumerate(source()):
         arr = np.asarray(chunk)
+        if arr.ndim == 2 and arr.shape[1] == 1:
+            arr = arr[:, 0]
         if arr.dtype.kind not in "biuf" or arr.ndim != 1:
             raise ValueError(
                 f"{name}: chunk {i} must be a 1-D array of real numbers, got {arr.dtype} with shape {arr.shape}"
@@ -72,7 +76,7 @@ def _chunks(source, name):
 
 
 def _pass_range(source, name):
-    n, lo, hi = 0, math.inf, -math.inf
+    n, lo, hi, total = 0, math.inf, -math.inf, 0.0
     for i, arr in _chunks(source, name):
         if arr.size == 0:
             continue
@@ -80,21 +84,38 @@ def _pass_range(source, name):
             raise ValueError(f"{name}: chunk {i} contains NaN or infinite values")
         n += arr.size
         lo, hi = min(lo, float(arr.min())), max(hi, float(arr.max()))
+        total += float(np.sum(arr))
     if n < 2 or not hi > lo:
         raise ValueError(f"{name} needs at least two distinct values, got n={n}")
     if not math.isfinite(hi - lo) or max(abs(lo), abs(hi)) > 1e150:
         raise ValueError(f"{name} spans {lo:.3g} to {hi:.3g}; rescale the outputs")
-    return n, lo, hi
+    return n, lo, hi, total
 
 
-def _pass_scale(source, name, n):
+def _pass_scale(source, name, n, total):
     stride = n // _STRIDE_LIMIT if n > _STRIDE_LIMIT else 1
-    picked, start = [], 0
+    picked, start, again = [], 0, 0.0
     for _, arr in _chunks(source, name):
         first = (-start) % stride
         picked.append(arr[first::stride].copy())  # a copy: a view would keep the whole chunk alive
         start += arr.size
+        again += float(np.sum(arr)) if arr.size else 0.0
+    _same_pass(name, n, start, other=again != total)
     return robust_scale(np.concatenate(picked))
+
+
+def _same_pass(name, n, seen, other=False):
+    """A later pass must read what the first one did: the source is read three times.
+
+    Equal counts and an equal sum of the values (added chunk by chunk in the same order, so
+    equal to the bit for the same values) are the check.
+    """
+    if seen != n or other:
+        what = f"{seen:,} values where the first pass read {n:,}" if seen != n else "other values"
+        raise ValueError(
+            f"{name}: the passes over the source disagree (a later pass yielded {what}); a callable "
+            "source must yield the same values on every call, e.g. a sampler seeded inside the callable"
+        )
 
 
 def fit_densities_chunked(
@@ -140,9 +161,9 @@ def fit_densities_chunked(
     True
     """
     src_p, src_q = _source(samples_p, "samples_p"), _source(samples_q, "samples_q")
-    n_p, lo_p, hi_p = _pass_range(src_p, "samples_p")
-    n_q, lo_q, hi_q = _pass_range(src_q, "samples_q")
-    scale = 0.5 * (_pass_scale(src_p, "samples_p", n_p) + _pass_scale(src_q, "samples_q", n_q))
+    n_p, lo_p, hi_p, sum_p = _pass_range(src_p, "samples_p")
+    n_q, lo_q, hi_q, sum_q = _pass_range(src_q, "samples_q")
+    scale = 0.5 * (_pass_scale(src_p, "samples_p", n_p, sum_p) + _pass_scale(src_q, "samples_q", n_q, sum_q))
     h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
     dx = h / as_positive_scalar(spacing, "spacing")
     lo = min(lo_p, lo_q) - pad * h
@@ -154,10 +175,18 @@ def fit_densities_chunked(
             f"{h:.4g}); pass a larger bandwidth, clip extreme outliers, or raise max_points"
         )
     counts = np.zeros((2, size))
-    for row, (src, name, n) in enumerate(((src_p, "samples_p", n_p), (src_q, "samples_q", n_q))):
+    passes = ((src_p, "samples_p", n_p, lo_p, hi_p, sum_p), (src_q, "samples_q", n_q, lo_q, hi_q, sum_q))
+    for row, (src, name, n, first, last, total) in enumerate(passes):
+        seen, again = 0, 0.0
         for _, arr in _chunks(src, name):
+            seen += arr.size
+            if arr.size:
+                # checked before binning: a value off the grid would not fit the counts
+                _same_pass(name, n, min(seen, n), other=arr.min() < first or arr.max() > last)
+                again += float(np.sum(arr))
             for start in range(0, arr.size, _CHUNK * 16):
                 counts[row] += _linear_bin(arr[start : start + _CHUNK * 16], lo, dx, size)
+        _same_pass(name, n, seen, other=again != total)
         counts[row] /= n
     p, q = _smooth_counts(counts, dx, h)
     return DensityFit(p, q, dx, n_p, n_q, False, size, float(h), float(scale))

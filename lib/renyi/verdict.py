@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import as_order
+
 __all__ = ["Verdict", "VerdictRow", "verdict", "test_claim", "claim_pure_dp", "claim_zcdp", "claim_gaussian"]
 
 #: Relative slack on the level accounting (bounds computed at alpha / k in floating point).
@@ -280,11 +282,13 @@ def claim_pure_dp(epsilon):
     eps = _positive(epsilon, "epsilon")
 
     def curve(order):
-        lam = float(order)
+        lam = as_order(order, "order", minimum=1.0)
         if lam == math.inf:
             return eps
-        log_num = np.logaddexp(lam * eps, -(lam - 1) * eps)
-        return float((log_num - math.log1p(math.exp(eps))) / (lam - 1))
+        # eps + [log1p(e^{-(2 lam - 1) eps}) - log1p(e^{-eps})] / (lam - 1): the same value with
+        # every exponential <= 1, so no epsilon or order overflows.
+        correction = math.log1p(math.exp(-(2 * lam - 1) * eps)) - math.log1p(math.exp(-eps))
+        return float(eps + correction / (lam - 1))
 
     return curve
 
@@ -306,7 +310,7 @@ def claim_zcdp(rho):
     :cite:t:`bun2016concentrated`, Definition 1.1.
     """
     rho = _positive(rho, "rho")
-    return lambda order: rho * float(order)
+    return lambda order: rho * as_order(order, "order", minimum=1.0, allow_inf=False)
 
 
 def claim_gaussian(sigma, sensitivity=1.0):

@@ -26,9 +26,17 @@ PARALLEL = 1e-14
 DEGENERATE_NORM = 1e-13
 #: Mechanism outputs with a weight below this are dropped from the reported support.
 NEGLIGIBLE_WEIGHT = 1e-13
-#: Relative tolerance of the alpha-lift constraint when a returned mechanism is re-checked:
-#: round-off of the lift itself, not a relaxation of the budget.
+#: Tolerance of ``LiftMechanism.feasible``, relative to the budget e^(alpha eps) - 1 (not to
+#: the lift): Phi - 1 is checked in decimal arithmetic, so this is the slack a mechanism
+#: designed in double precision may use, the same fraction of the budget at every eps.
+#: ``global_optimum`` allows none.
 FEASIBILITY_RTOL = 1e-10
+#: Largest alpha * eps whose e^(alpha eps) is a finite double (log of the largest is 709.8);
+#: beyond it budgets are compared in log space.
+LOG_BUDGET_MAX = 700.0
+#: At eps = 0 the budget is 0 and a posterior moves in the null space of A, which double
+#: precision represents only to round-off: Phi - 1 up to this is feasible there.
+ZERO_BUDGET_ATOL = 1e-15
 #: Stopping rule of the scalar bisections: the bracket is this small relative to its top.
 BISECT_RTOL = 4e-16
 #: Most bisection steps (2^-200 of the start interval: the stopping rule acts first).

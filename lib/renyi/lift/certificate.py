@@ -17,7 +17,7 @@ import numpy as np
 
 from .._validation import as_pmf, as_real_array, as_real_scalar
 from .model import LeakageModel, _check_alpha, _check_eps
-from ._numerics import bisect_feasible
+from ._numerics import LOG_BUDGET_MAX, bisect_feasible
 
 #: Bisection tolerance of epsilon_max, relative (it is printed to 6 digits).
 EPS_MAX_RTOL = 1e-15
@@ -114,6 +114,11 @@ class Certificate:
     E: float
     admissible: bool
     failing: tuple[str, ...]
+
+
+#: Largest order at which Theorem 1's constants are evaluated: (1 + rho)^(alpha - 3) in
+#: K_(alpha, rho) overflows double precision near alpha = 1000 / log2(1 + rho).
+MAX_ORDER = 1000.0
 
 
 def _delta_bar(model, eps, alpha, a_alpha):
@@ -219,7 +224,21 @@ def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
     if not isinstance(model, LeakageModel):
         raise TypeError("model must be a LeakageModel (Theorem 1 needs an invertible P_{X|Y})")
     eps, alpha = _check_eps(eps), _check_alpha(order)
+    if alpha > MAX_ORDER:
+        raise ValueError(
+            f"order must be at most {MAX_ORDER:g} for Theorem 1 (its constant K_(alpha,rho) overflows "
+            f"double precision beyond), got {alpha:g}"
+        )
     a_alpha = alpha * (alpha - 1) / 2
+    if alpha * eps > LOG_BUDGET_MAX:
+        # e^(alpha eps) overflows; Theorem 1 is far out of reach (it needs rho_eps < 1).
+        inf = math.inf
+        return Certificate(
+            eps=eps, order=alpha, b=inf, r0=inf, delta0=inf, delta_bar=inf, rho=inf, K=inf,
+            r_minus=inf, r_plus=inf, V_minus=inf, V0=inf, V_plus=inf, G_minus=inf, G_plus=inf, E=inf,
+            admissible=False,
+            failing=(f"order * eps = {alpha * eps:.4g}: e^(order*eps) overflows, so rho_eps >= 1",),
+        )  # fmt: skip
     b = math.expm1(alpha * eps)
     r0 = math.sqrt(b / a_alpha)
     delta0 = model.kappa_star * r0

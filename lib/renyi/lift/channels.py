@@ -10,15 +10,16 @@ Taught in the chapter *α-lift and χ²-information* (``book/part2``).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 
 from .._docs import fill
-from .._validation import as_pmf, as_real_array
+from .._validation import as_pmf, as_rdp_order, as_real_array, as_real_scalar
 from ..divergence import alpha_lift
-from ._numerics import FEASIBILITY_RTOL, ZERO_COMPONENT
+from . import _exact
+from ._numerics import FEASIBILITY_RTOL, LOG_BUDGET_MAX, ZERO_BUDGET_ATOL, ZERO_COMPONENT
 
 #: A prior passed by the user must sum to 1 within this (it is renormalised).
 PMF_TOL = 1e-9
@@ -31,6 +32,8 @@ __all__ = [
     "mutual_information",
     "channel_from_posteriors",
     "posteriors_from_channel",
+    "budget_use",
+    "from_channel",
 ]
 
 #: The Parameters and Returns of the information measures of a channel and its prior.
@@ -67,7 +70,9 @@ class LiftMechanism:
         :math:`\mathcal L^\alpha(X\to u)` of each output, recomputed.
     eps, order : float
     feasible : bool
-        Every lift is at most :math:`e^\epsilon(1+10^{-10})`.
+        Every output meets the budget, checked in decimal arithmetic: :math:`\Phi_\alpha(u)-1\le
+        (e^{\alpha\epsilon}-1)(1+10^{-10})`, a tolerance relative to the budget (see
+        :func:`from_channel`).
     """
 
     p_u: np.ndarray
@@ -85,6 +90,15 @@ def _joint(p_u_given_y, p_y):
     """(P(u, y), P_U, P_Y) of a validated channel and prior."""
     ch = as_real_array(p_u_given_y, "p_u_given_y", ndim=2)
     p_y = as_pmf(p_y, "p_y", tol=PMF_TOL)
+    if ch.shape[1] != p_y.size:
+        raise ValueError(f"p_u_given_y has {ch.shape[1]} columns (values of Y) but p_y has {p_y.size} entries")
+    sums = ch.sum(axis=0)
+    if np.any(ch < 0) or np.any(np.abs(sums - 1) > PMF_TOL_RECHECK):
+        worst = float(sums[np.argmax(np.abs(sums - 1))])
+        raise ValueError(
+            "p_u_given_y must be a column-stochastic channel (non-negative, each column P_(U|Y=y) "
+            f"summing to 1); found a column summing to {worst:.12g} or a negative entry"
+        )
     joint = ch * p_y[None, :]
     return joint, joint.sum(axis=1), p_y
 
@@ -154,6 +168,54 @@ def posteriors_from_channel(p_u_given_y, p_y):
     return p_u, (joint / p_u[:, None]).T
 
 
+def budget_use(model, p_u_given_y, eps, order) -> float:
+    r"""The largest :math:`(\Phi_\alpha(u)-1)/(e^{\alpha\epsilon}-1)` of a channel, in decimal arithmetic.
+
+    At most 1 exactly when every output meets the α-lift budget
+    :math:`\mathcal L^\alpha(X\to u)\le e^\epsilon`, since
+    :math:`(\mathcal L^\alpha)^\alpha=\Phi_\alpha`.  The channel's floats are taken as exact
+    numbers and the check is carried out with enough digits to resolve the budget, so it
+    holds at budgets far below double precision's round-off of :math:`\Phi_\alpha` itself
+    (:mod:`renyi.lift._exact`).
+
+    Parameters
+    ----------
+    model : LeakageModel or GeneralLeakageModel
+    p_u_given_y : array_like, shape (n_u, n_y)
+        Column-stochastic channel.
+    eps : float
+        :math:`\epsilon>0`.
+    order : float
+        :math:`\alpha>1`.
+
+    Returns
+    -------
+    float
+        Rounded up, so that a value :math:`\le1` proves feasibility.
+
+    Examples
+    --------
+    >>> from renyi.lift import directional_mechanism
+    >>> from renyi.lift.examples import MEDICAL
+    >>> mech = directional_mechanism(MEDICAL, 0.02, 3)
+    >>> budget_use(MEDICAL, mech.p_u_given_y, 0.02, 3) <= 1
+    True
+    """
+    eps = as_real_scalar(eps, "eps")
+    if not eps > 0:
+        raise ValueError(f"eps must be > 0 (the budget e^(order*eps) - 1 is the denominator), got {eps!r}")
+    order = as_rdp_order(order)
+    channel = as_real_array(p_u_given_y, "p_u_given_y", ndim=2)
+    if order * eps > LOG_BUDGET_MAX:  # e^(order eps) is beyond any double: compare logs
+        _, q = posteriors_from_channel(channel, model.p_y)
+        p_x_given_u = model.A @ q
+        lifts = alpha_lift(p_x_given_u / p_x_given_u.sum(axis=0), model.p_x, order, tol=PMF_TOL_RECHECK)
+        return float(np.exp(order * (np.log(np.max(lifts)) - eps)))
+    digits = _exact.digits_for(order, eps)
+    excess = _exact.lift_excess(model.A, model.p_y, channel, order, digits)
+    return -_exact.round_down(-max(excess) / _exact.budget(order, eps, digits))
+
+
 def _build(model, p_u, q, eps, alpha) -> LiftMechanism:
     keep = p_u > ZERO_COMPONENT
     p_u, q = p_u[keep] / p_u[keep].sum(), q[:, keep]
@@ -161,19 +223,51 @@ def _build(model, p_u, q, eps, alpha) -> LiftMechanism:
     q = q / q.sum(axis=0)
     channel = channel_from_posteriors(p_u, q, model.p_y)
     # The channel is the mechanism; everything reported is recomputed from it.
-    channel = channel / channel.sum(axis=0, keepdims=True)
+    return from_channel(model, channel / channel.sum(axis=0, keepdims=True), eps, alpha)
+
+
+def from_channel(model, channel, eps, alpha) -> LiftMechanism:
+    r"""The :class:`LiftMechanism` of a column-stochastic channel: everything recomputed from it.
+
+    ``utility`` is the channel's χ²-information evaluated in decimal arithmetic (rounded down
+    to a float), and ``feasible`` is decided there too: for :math:`\epsilon>0` every
+    :math:`\Phi_\alpha(u)-1` is at most the budget :math:`e^{\alpha\epsilon}-1` times
+    :math:`1+` ``FEASIBILITY_RTOL`` (a tolerance relative to the budget, so it means the same at
+    every :math:`\epsilon`); at :math:`\epsilon=0` at most ``ZERO_BUDGET_ATOL``, the round-off
+    of a posterior that moves in the null space of :math:`A` in double precision.
+
+    Parameters
+    ----------
+    model : LeakageModel or GeneralLeakageModel
+    channel : ndarray, shape (n_u, n_y)
+    eps, alpha : float
+
+    Returns
+    -------
+    LiftMechanism
+    """
     p_u2, q2 = posteriors_from_channel(channel, model.p_y)
     p_x_given_u = model.A @ q2
     lifts = alpha_lift(p_x_given_u / p_x_given_u.sum(axis=0), model.p_x, alpha, tol=PMF_TOL_RECHECK)
     lifts = np.atleast_1d(lifts)
+    digits = _exact.digits_for(alpha, eps)
+    if alpha * eps > LOG_BUDGET_MAX:  # e^(alpha eps) is beyond any double: compare logs
+        feasible = bool(np.all(np.log(lifts) <= eps * (1 + FEASIBILITY_RTOL)))
+    else:
+        excess = _exact.lift_excess(model.A, model.p_y, channel, alpha, digits)
+        if eps > 0:
+            allowed = _exact.budget(alpha, eps, digits) * (1 + Decimal(FEASIBILITY_RTOL))
+        else:
+            allowed = Decimal(ZERO_BUDGET_ATOL)
+        feasible = bool(max(excess) <= allowed)
     return LiftMechanism(
         p_u=p_u2,
         p_u_given_y=channel,
         p_y_given_u=q2,
         p_x_given_u=p_x_given_u,
-        utility=chi2_information(channel, model.p_y),
+        utility=_exact.chi2(model.p_y, channel, digits),
         lifts=lifts,
         eps=eps,
         order=alpha,
-        feasible=bool(np.all(lifts <= math.exp(eps) * (1 + FEASIBILITY_RTOL))),
+        feasible=feasible,
     )

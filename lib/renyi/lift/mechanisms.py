@@ -10,11 +10,12 @@ import math
 
 import numpy as np
 from scipy import linalg
+from scipy.special import logsumexp
 
 from .._docs import fill
 from .certificate import certificate, epsilon_max
 from .channels import LiftMechanism, _build
-from ._numerics import ZERO_COMPONENT, bisect_feasible, power
+from ._numerics import LOG_BUDGET_MAX, ZERO_COMPONENT, bisect_feasible, power
 from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
 
 __all__ = ["analytic_mechanism", "directional_mechanism", "asymmetric_mechanism", "null_space_mechanism"]
@@ -56,9 +57,19 @@ def analytic_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     return _build(model, np.array([0.5, 0.5]), q, cert.eps, cert.order)
 
 
-def _phi_along(model, sign, alpha):
+def _phi_along(model, sign, alpha, *, log=False):
+    """t -> Phi_alpha(P_Y + sign t d*), or its log (for budgets e^(alpha eps) beyond a double)."""
     a_x = model.v_star / np.sqrt(model.p_x)
-    return lambda t: float(np.sum(model.p_x * power(np.maximum(1 + sign * t * a_x, 0.0), alpha)))
+
+    def phi(t):
+        with np.errstate(over="ignore"):  # at large orders Phi overflows to inf: infeasible
+            return float(np.sum(model.p_x * power(np.maximum(1 + sign * t * a_x, 0.0), alpha)))
+
+    def log_phi(t):
+        with np.errstate(divide="ignore"):
+            return float(logsumexp(np.log(model.p_x) + alpha * np.log(np.maximum(1 + sign * t * a_x, 0.0))))
+
+    return log_phi if log else phi
 
 
 def _largest_feasible(f, level, upper):
@@ -69,14 +80,21 @@ def _largest_feasible(f, level, upper):
 
 
 def _scales(model, eps, alpha):
-    level = math.exp(alpha * eps)
+    if not isinstance(model, LeakageModel):
+        raise TypeError(
+            f"model must be a LeakageModel (the mechanisms along v* need an invertible P_(X|Y)), "
+            f"got {type(model).__name__}; for any other leakage matrix use global_optimum"
+        )
+    # Beyond LOG_BUDGET_MAX the budget e^(alpha eps) overflows: compare logs there.
+    log = alpha * eps > LOG_BUDGET_MAX
+    level = alpha * eps if log else math.exp(alpha * eps)
     d, p_y = model.d_star, model.p_y
     cap_plus = float(np.min(p_y[d < 0] / -d[d < 0])) if np.any(d < 0) else math.inf
     cap_minus = float(np.min(p_y[d > 0] / d[d > 0])) if np.any(d > 0) else math.inf
     cap_plus = min(cap_plus, 1 / model.kappa_star)
     cap_minus = min(cap_minus, 1 / model.kappa_star)
-    t_plus = _largest_feasible(_phi_along(model, +1, alpha), level, cap_plus)
-    t_minus = _largest_feasible(_phi_along(model, -1, alpha), level, cap_minus)
+    t_plus = _largest_feasible(_phi_along(model, +1, alpha, log=log), level, cap_plus)
+    t_minus = _largest_feasible(_phi_along(model, -1, alpha, log=log), level, cap_minus)
     return t_plus, t_minus
 
 

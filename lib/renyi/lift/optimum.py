@@ -41,6 +41,7 @@ import contextlib
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,7 +50,7 @@ from threadpoolctl import threadpool_limits
 
 from .._validation import as_int, as_real_scalar
 from .certificate import certificate
-from .channels import LiftMechanism, _build
+from .channels import LiftMechanism, _build, budget_use, from_channel
 from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
 from .candidates import (
     _lines_through_centre,
@@ -145,11 +146,15 @@ class CertifiedOptimum(LiftMechanism):
     Attributes
     ----------
     lower_bound : float
-        The utility of this (exactly feasible) mechanism; equals ``utility``.
+        The utility of this mechanism; equals ``utility``.  For :math:`\epsilon>0` the
+        mechanism meets the budget exactly: its lifts are checked in decimal arithmetic with no
+        tolerance (:func:`~renyi.lift.channels.budget_use`), and its χ² is rounded down.
     upper_bound : float
         A proved upper bound on :math:`V_{\chi^2}(\epsilon,\alpha)`.
     gap : float
-        ``(upper_bound - lower_bound) / upper_bound`` (0 when both are 0).
+        ``(upper_bound - lower_bound) / upper_bound`` (0 when both are 0).  Never raised or
+        clipped: a negative gap would mean an inconsistent bracket, which is warned about
+        and not certified.
     upper_bound_source : str
         ``"branch-and-bound"`` (weak duality, computed over cones), ``"box branch-and-bound"``
         (weak duality, computed over boxes with a concave Lagrangian), ``"theorem 1"``
@@ -157,7 +162,7 @@ class CertifiedOptimum(LiftMechanism):
         from :math:`D_2\le D_\alpha`), ``"|Y| - 1"``, or ``"exact"`` (no utility is
         possible).
     certified : bool
-        ``gap <= rtol`` as requested.
+        ``0 <= gap <= rtol`` as requested.
     elapsed : float
         Seconds spent.
     cones : int
@@ -459,6 +464,7 @@ def global_optimum(
     """
     eps, alpha = _check_eps(eps), _check_alpha(order)
     rtol, time_limit, max_cones = _check_search(model, rtol, time_limit, max_cones)
+    seed = as_int(seed, "seed", minimum=0)
     workers = _check_workers(workers)
     started = time.perf_counter()
     out_of_time = _clock(time_limit)
@@ -492,7 +498,7 @@ def global_optimum(
     q, w = _prune(model, geo, q, w, tolerance=MERGE_RTOL * rtol)
     mech = _feasible_mechanism(model, w, q, eps, alpha)
     upper, source = _best_upper_bound(model, eps, alpha, computed)
-    return _certified(mech, max(upper, mech.utility), source, rtol, started, (len(tree.cones), n_boxes))
+    return _certified(mech, upper, source, rtol, started, (len(tree.cones), n_boxes))
 
 
 def _boxes_apply(model, geo):
@@ -789,6 +795,8 @@ def _best_upper_bound(model, eps, alpha, computed):
         if bound * (1 + ROUNDOFF_MARGIN) + TINY < upper:
             upper, source = bound * (1 + ROUNDOFF_MARGIN) + TINY, name
     for bound, name in _closed_form_upper_bounds(model, eps, alpha):
+        # The closed forms are evaluated in floats too (sigma_max by an SVD).
+        bound = bound * (1 + ROUNDOFF_MARGIN) + TINY
         if bound < upper:
             upper, source = bound, name
     return upper, source
@@ -816,28 +824,57 @@ def _feasible_mechanism(model, w, q, eps, alpha):
     loses about twice that, which the reported lower bound and gap include.
     """
     mech = _build(model, w, q, eps, alpha)
-    if mech.feasible:
+    if not mech.feasible:
+        w = _exact_weights(model, q, w)
+        for shrink in [0.0] + [10.0**-j for j in range(9, 2, -1)]:
+            mech = _build(model, w, model.p_y[:, None] + (1 - shrink) * (q - model.p_y[:, None]), eps, alpha)
+            if mech.feasible:
+                break
+    return _within_budget(model, mech, eps, alpha) if eps > 0 else mech
+
+
+def _within_budget(model, mech, eps, alpha):
+    """``mech``, or its channel moved towards P_U until it meets the budget exactly (no tolerance).
+
+    ``feasible`` allows 1e-10 of the budget; a certified optimum allows nothing.  Along
+    P_U + t (P_{U|Y} - P_U) every posterior moves to P_Y + t (q_u - P_Y), so the outputs'
+    barycentre stays P_Y, and Phi_u - 1 is convex in t and 0 at t = 0, hence at most
+    t (Phi_u(1) - 1): t = 1 / use meets the budget in exact arithmetic, and t = use^(-1/2),
+    tried first, where Phi_u - 1 is nearly quadratic in t (small budgets).  The utility scales
+    by t^2; the reported lower bound is that of the returned channel.
+    """
+    use = budget_use(model, mech.p_u_given_y, eps, alpha)
+    if use <= 1:
         return mech
-    w = _exact_weights(model, q, w)
-    for shrink in [0.0] + [10.0**-j for j in range(9, 2, -1)]:
-        mech = _build(model, w, model.p_y[:, None] + (1 - shrink) * (q - model.p_y[:, None]), eps, alpha)
-        if mech.feasible:
-            return mech
-    raise RuntimeError("could not build a feasible mechanism from the linear program's solution")
+    centre = mech.p_u[:, None]
+    for t in [use**-0.5, 1 / use] + [(1 - 10.0**-k) / use for k in range(12, 5, -1)]:
+        channel = centre + t * (mech.p_u_given_y - centre)
+        channel = channel / channel.sum(axis=0, keepdims=True)
+        if budget_use(model, channel, eps, alpha) <= 1:
+            return from_channel(model, channel, eps, alpha)
+    raise RuntimeError(f"could not bring the mechanism within the budget (it used {use:.17g} of it)")
 
 
 def _certified(mech, upper, source, rtol, started, pieces):
     lower = mech.utility
     gap = (upper - lower) / upper if upper > 0 else 0.0
+    if upper < lower:
+        # Never hidden by raising the upper bound to the utility: one of the two is wrong.
+        warnings.warn(
+            f"global_optimum: the upper bound {upper!r} ({source}) is below the utility {lower!r} of a "
+            "mechanism checked to meet the budget; the bracket is inconsistent and not certified",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     fields = {name: getattr(mech, name) for name in LiftMechanism.__dataclass_fields__}
     cones, boxes = pieces
     return CertifiedOptimum(
         **fields,
         lower_bound=lower,
         upper_bound=float(upper),
-        gap=max(gap, 0.0),
+        gap=gap,
         upper_bound_source=source,
-        certified=gap <= rtol,
+        certified=0 <= gap <= rtol,
         elapsed=time.perf_counter() - started,
         cones=cones,
         boxes=boxes,
