@@ -198,7 +198,7 @@ CHECKS_JS = r"""
   // The page's own content: the article column, not the sidebars and the header's logos.
   const main = document.querySelector("article.bd-article") || document.querySelector("main")
       || document.body;
-  const report = {rawMath: [], overflow: [], images: [], mathCount: 0, imageScale: []};
+  const report = {rawMath: [], overflow: [], images: [], mathCount: 0, imageScale: [], mathErrors: []};
   // 1. Raw TeX left in text: $...$, \( \), \[ \] outside code, scripts and typeset math.
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
     acceptNode(n) {
@@ -210,6 +210,9 @@ CHECKS_JS = r"""
     if (raw.test(n.textContent)) report.rawMath.push(n.textContent.trim().slice(0, 120));
   }
   report.mathCount = main.querySelectorAll("mjx-container").length;
+  // A TeX error is typeset too (as a red mjx-merror box), so it counts as math above.
+  report.mathErrors = Array.from(main.querySelectorAll("mjx-merror"),
+      e => (e.getAttribute("data-mjx-error") || e.textContent || "").trim().slice(0, 120));
   report.unTypeset = main.querySelectorAll(
       "span.math:not(:has(mjx-container)), div.math:not(:has(mjx-container))").length;
   // 2. Horizontal overflow of code, outputs, display equations and tables.

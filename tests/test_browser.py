@@ -1,6 +1,7 @@
 """Every page of the built book, opened in headless Chromium (``make browser``, part of ``make test``).
 
-Checks what a reader meets and what a static build cannot see: MathJax typeset all math, no
+Checks what a reader meets and what a static build cannot see: MathJax typeset all math
+without a TeX error (an error box is typeset too, so it is looked for by name), no
 code cell, output, table or display equation is wider than its column, every image has a
 caption or a real alt text and is shown at its own size (never rescaled, so the figures'
 8-pt minimum holds on screen), and the console has no errors.
@@ -55,6 +56,7 @@ def browser():
 
 def _problems(report: dict) -> list[str]:
     out = [f"raw TeX in text: {t!r}" for t in report["rawMath"]]
+    out += [f"MathJax error: {e!r}" for e in report["mathErrors"]]
     if report["unTypeset"]:
         out.append(f"{report['unTypeset']} math element(s) not typeset by MathJax")
     out += [
@@ -92,6 +94,7 @@ def test_the_checks_can_fail(browser, tmp_path):
     html = page.read_text(encoding="utf-8")
     long_line = "x = [" + ", ".join(str(i) for i in range(120)) + "]"
     injected = f'<div class="highlight"><pre>{long_line}</pre></div><p>a formula left raw: $\\alpha$-lift</p>'
+    injected += '<mjx-merror data-mjx-error="\\tag not allowed in split environment"></mjx-merror>'
     html = re.sub(r"(<article[^>]*>)", r"\1" + injected.replace("\\", "\\\\"), html, count=1)
     copy = page.with_name("_browser_selftest.html")
     try:
@@ -101,4 +104,5 @@ def test_the_checks_can_fail(browser, tmp_path):
         copy.unlink(missing_ok=True)
     assert any(p.startswith("overflow") for p in problems), problems
     assert any(p.startswith("raw TeX") for p in problems), problems
+    assert any(p.startswith("MathJax error") and "split" in p for p in problems), problems
     shutil.rmtree(tmp_path, ignore_errors=True)

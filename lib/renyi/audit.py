@@ -408,7 +408,7 @@ def bounds_from_fit(
     return results[0] if scalar else results
 
 
-def _warnings(res, common) -> tuple:
+def _warnings(res, common, label) -> tuple:
     """The facts that make a bound's numbers doubtful (see ``LowerBound.warnings``)."""
     found = []
     n_min = min(common["n_p"], common["n_q"])
@@ -420,7 +420,7 @@ def _warnings(res, common) -> tuple:
     estimate, se = res["estimate"], res["std_error"]
     if estimate < -se and estimate < -1e-9:
         found.append(
-            f"the estimate {estimate:.3g} is more than one standard error ({se:.2g}) below 0, "
+            f"the estimate of D({label}) {estimate:.3g} is more than one standard error ({se:.2g}) below 0, "
             "which a divergence cannot be: the density estimates do not describe the samples "
             "(too few outputs, a floor, beta or bandwidth far from the data's scale, or "
             "continuous values read as discrete)"
@@ -440,7 +440,7 @@ def _to_bound(lam, res, label, level, common) -> LowerBound:
         note=res["note"],
         level=level,
         bound_order=None if res["bound_order"] is None else float(res["bound_order"]),
-        warnings=_warnings(res, common),
+        warnings=_warnings(res, common, label),
         **common,
     )
 

@@ -182,7 +182,7 @@ def fit_densities_chunked(
             seen += arr.size
             if arr.size:
                 # checked before binning: a value off the grid would not fit the counts
-                _same_pass(name, n, min(seen, n), other=arr.min() < first or arr.max() > last)
+                _same_pass(name, n, n, other=arr.min() < first or arr.max() > last)
                 again += float(np.sum(arr))
             for start in range(0, arr.size, _CHUNK * 16):
                 counts[row] += _linear_bin(arr[start : start + _CHUNK * 16], lo, dx, size)
