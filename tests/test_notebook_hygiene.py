@@ -145,3 +145,61 @@ def test_figures_are_legible(path):
         widths = re.findall(r"figsize=\((\d+(?:\.\d+)?),", src) + re.findall(r"width=(\d+(?:\.\d+)?),", src)
         for width in widths:
             assert float(width) <= MAX_FIGURE_WIDTH, f"{path.name}: cell {i} draws a {width}-inch figure"
+
+
+# ------------------------------------------------- printed digits never exceed the glued ones
+
+_GLUE_ROLE = re.compile(r"\{glue:text\}`(?:([\w/.-]+\.ipynb)::)?([\w-]+):([^`]+)`")
+
+
+def _glued_digits(notebook: Path) -> dict:
+    """key -> (value, digits) for every ``glue(key, significant(x, digits))`` of a chapter."""
+    import ast
+
+    found, values = {}, {}
+    for cell in json.loads(notebook.read_text())["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.walk(ast.parse("".join(cell["source"]))):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "glue" and len(node.args) >= 2):
+                continue
+            key, value = node.args[0], node.args[1]
+            if not (isinstance(key, ast.Constant) and isinstance(value, ast.Call)):
+                continue
+            if getattr(value.func, "id", "") == "significant":
+                digits = [k.value for k in value.keywords if k.arg == "digits"]
+                digits = digits or ([value.args[1]] if len(value.args) > 1 else [])
+                found[key.value] = digits[0].value if digits and isinstance(digits[0], ast.Constant) else 6
+        for out in cell.get("outputs", []):
+            record = out.get("data", {}).get("application/papermill.record/text/plain")
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name")
+            if record is not None and name:
+                values[name] = "".join(record)
+    return {k: (values.get(k), d) for k, d in found.items()}
+
+
+def glue_formats_printing_too_many_digits():
+    """(page, key, format, printed, digits) where a format prints more significant digits than glued."""
+    bad = []
+    pages = [*NOTEBOOKS, *BOOK.rglob("*.md")]
+    for page in pages:
+        text = page.read_text()
+        if page.suffix == ".ipynb":
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"] if c["cell_type"] == "markdown")
+        for other, key, fmt in _GLUE_ROLE.findall(text):
+            source = (BOOK / other) if other else page
+            if source.suffix != ".ipynb":
+                continue
+            value, digits = _glued_digits(source).get(key, (None, None))
+            if value is None or fmt[-1] not in "fge":
+                continue
+            printed = format(float(value), fmt)
+            # zeros before a missing decimal point are magnitude, not digits ("4000" at 1 digit)
+            if _significant_digits(printed, trailing_zeros="." in printed) > digits:
+                bad.append((page.name, key, fmt, printed, digits))
+    return bad
+
+
+def test_no_glued_number_is_printed_with_more_digits_than_it_carries():
+    """A value glued at 6 significant digits printed with 7 pads a digit nobody computed."""
+    assert glue_formats_printing_too_many_digits() == []

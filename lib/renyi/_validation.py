@@ -49,16 +49,29 @@ def as_real_array(
 
 
 def as_pmf(
-    value, name: str, *, dx: float | None = None, tol: float = 1e-6, ndim: int | tuple[int, ...] = 1
+    value,
+    name: str,
+    *,
+    dx: float | None = None,
+    tol: float = 1e-6,
+    ndim: int | tuple[int, ...] = 1,
+    tol_option: str | None = None,
 ) -> np.ndarray:
-    """A non-negative, finite array whose total mass (times ``dx``) is 1 within ``tol``."""
+    """A non-negative, finite array whose total mass (times ``dx``) is 1 within ``tol``.
+
+    ``tol_option`` names the caller's argument that sets ``tol``; the message suggests raising
+    it only where the caller has one.
+    """
     arr = as_real_array(value, name, ndim=ndim)
     if np.any(arr < 0):
         raise ValueError(f"{name} must be non-negative, found minimum {arr.min():.3g}")
     mass = float(arr.sum() * (1.0 if dx is None else dx))
     kind = "sum" if dx is None else "integral (sum * dx)"
     if ndim == 1 and abs(mass - 1.0) > tol:
-        raise ValueError(f"{name} must have total mass 1 (its {kind}) within {tol:g}, got {mass:.10g}; normalise it")
+        raise ValueError(
+            f"{name} must have total mass 1 (its {kind}) within {tol:g}, got {mass:.10g}; normalise it"
+            + (f" or raise {tol_option}" if tol_option else "")
+        )
     return arr
 
 

@@ -148,8 +148,8 @@ def renyi_divergence(p, q, order, dx=None, *, tol: float = 1e-6) -> float:
     if dx is not None:
         dx = as_positive_scalar(dx, "dx")
     tol = as_positive_scalar(tol, "tol")
-    p = as_pmf(p, "p", dx=dx, tol=tol)
-    q = as_pmf(q, "q", dx=dx, tol=tol)
+    p = as_pmf(p, "p", dx=dx, tol=tol, tol_option="tol")
+    q = as_pmf(q, "q", dx=dx, tol=tol, tol_option="tol")
     if p.shape != q.shape:
         raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}")
 
@@ -219,10 +219,10 @@ def chi_square_divergence(p, q, dx=None, *, tol: float = 1e-6) -> float:
 
 
 def _as_prior_and_posteriors(p_x_given_u, p_x, tol):
-    p_x = as_pmf(p_x, "p_x", tol=tol)
+    p_x = as_pmf(p_x, "p_x", tol=tol, tol_option="tol")
     if np.any(p_x == 0):
         raise ValueError("p_x must be strictly positive (the lift P_{X|U}/P_X divides by it)")
-    post = as_pmf(p_x_given_u, "p_x_given_u", tol=tol, ndim=(1, 2))
+    post = as_pmf(p_x_given_u, "p_x_given_u", tol=tol, ndim=(1, 2), tol_option="tol")
     if post.shape[0] != p_x.shape[0]:
         raise ValueError(f"p_x_given_u must have {p_x.shape[0]} rows (one per x), got shape {post.shape}")
     sums = post.sum(axis=0)
