@@ -11,6 +11,9 @@
 * The bibliography's labels are author-year (``Kutta et al. 2024``), like the citations
   in the text, instead of pybtex's alpha labels (``[KAD24]``).
 
+* myst-nb's execution table (the reproducibility page) marks a chapter with emoji, which
+  many machines have no font for; they are written as words.
+
 ``tests/test_browser.py`` checks in Chromium that the console of every page stays clean.
 """
 
@@ -35,9 +38,25 @@ def _tidy_page(app, pagename, templatename, context, doctree):
         context["default_mode"] = "light"
 
 
+#: The status marks of myst-nb's execution table, as words.
+_MARKS = {"\u2705": "ok", "\u274c": "failed"}
+
+
+def _marks_as_words(app, doctree, docname):
+    from docutils import nodes
+
+    for text in list(doctree.findall(nodes.Text)):
+        if any(mark in text for mark in _MARKS):
+            words = str(text)
+            for mark, word in _MARKS.items():
+                words = words.replace(mark, word)
+            text.parent.replace(text, nodes.Text(words))
+
+
 def setup(app):
     # After the themes' own html-page-context handlers (default priority 500).
     app.connect("html-page-context", _tidy_page, priority=900)
+    app.connect("doctree-resolved", _marks_as_words)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 
