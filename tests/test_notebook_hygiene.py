@@ -2,6 +2,7 @@
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,79 @@ def glue_formats_printing_too_many_digits():
 def test_no_glued_number_is_printed_with_more_digits_than_it_carries():
     """A value glued at 6 significant digits printed with 7 pads a digit nobody computed."""
     assert glue_formats_printing_too_many_digits() == []
+
+
+# ----------------------------------------- every number in the prose is glued, or allowed
+
+#: Numbers that may stand typed in the prose: parameters of the set-ups, numbers the papers
+#: print (compared with glued values beside them), versions and identifiers.  Anything else a
+#: sentence states must come from a cell through a glue role.
+ALLOWED_NUMBERS = {
+    # parameters: error levels, budgets, priors and leakage matrices, noise scales, rates
+    "0.01",
+    "0.02",
+    "0.05",
+    "0.1",
+    "0.10",
+    "0.15",
+    "0.2",
+    "0.25",
+    "0.3",
+    "0.35",
+    "0.4",
+    "0.40",
+    "0.5",
+    "0.70",
+    "0.80",
+    "0.85",
+    "0.90",
+    "0.95",
+    "1.01",
+    "1.5",
+    "3.5",
+    # bandwidth rule constant (1.06 s n^-1/5 family) and the one-sided 95 % normal quantile
+    "1.06",
+    "1.645",
+    # printed in Zamani et al.: delta0, delta_bar / rho_eps (compared with glued values)
+    "0.2845",
+    "0.3902",
+    # sample counts of simulations (parameters)
+    "1,000",
+    "20,000",
+    # Python versions, the CITATION-cff version, arXiv identifiers, a book's section number
+    "3.11",
+    "3.12",
+    "3.13",
+    "4.0",
+    "2212.04739",
+    "2610.13685",
+    "1.4",
+}
+_NUMBER = re.compile(r"(?<![\w.{`\\])(\d+\.\d+|\d{1,3}(?:,\d{3})+)(?![\w.])")
+
+
+def typed_numbers():
+    """(page, number) for every decimal or grouped integer in prose outside glue roles and code."""
+    found = []
+    for page in [*NOTEBOOKS, *sorted(BOOK.rglob("*.md"))]:
+        text = page.read_text()
+        if page.suffix == ".ipynb":
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"] if c["cell_type"] == "markdown")
+        text = re.sub(r"\{glue:[a-z]*\}`[^`]*`", "", text)
+        text = re.sub(r"```.*?```", "", text, flags=re.S)
+        text = re.sub(r"`[^`]*`", "", text)
+        found += [(page.name, m.group(1)) for m in _NUMBER.finditer(text) if m.group(1) not in ALLOWED_NUMBERS]
+    return found
+
+
+def test_no_number_in_the_prose_is_typed():
+    """A result typed into a sentence goes stale when the code changes; a glued one cannot."""
+    assert typed_numbers() == []
+
+
+def test_the_typed_number_scan_can_fail(tmp_path, monkeypatch):
+    page = tmp_path / "page.md"
+    page.write_text("The bound is 0.0372 here, {glue:text}`x:.3f` there, and `0.5` in code.\n")
+    monkeypatch.setattr(sys.modules[__name__], "NOTEBOOKS", [])
+    monkeypatch.setattr(sys.modules[__name__], "BOOK", tmp_path)
+    assert typed_numbers() == [("page.md", "0.0372")]
