@@ -18,14 +18,23 @@ Also measured: the command line on two ``.npy`` files of 10^7 values, and a chun
 Times are the best of a few repetitions, measured in this run, so ratios
 compare like with like on this machine.  Peak memory is traced with
 ``tracemalloc`` (numpy allocations included) relative to the input arrays.
+
+Besides the Markdown tables on standard output, every table is written as CSV to
+``benchmarks/results/`` (``--results``), with ``machine.json`` describing the machine (CPU
+model, the SIMD extensions numpy dispatches to, cores, versions); the book's *Performance*
+page reads them.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import json
+import os
 import platform
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 
@@ -33,6 +42,63 @@ from renyi.audit import default_floor, floored_estimate, rdp_lower_bound
 from renyi.density import default_bandwidth, kde_on_grid
 
 ORDERS = [2.0, 5.0, 7.0]
+#: Where the CSV tables and the machine description go (``--results``).
+RESULTS = Path(__file__).resolve().parent / "results"
+#: Rows of each table of this run, written by :func:`write_results`.
+TABLES: dict[str, list[dict]] = {}
+
+
+def record(table: str, **row) -> None:
+    """Keep one row of a table for the CSV files of this run."""
+    TABLES.setdefault(table, []).append(row)
+
+
+def machine() -> dict:
+    """The machine and environment of this run: what makes its seconds its own."""
+    import scipy
+    from numpy._core import _multiarray_umath as umath
+
+    import renyi
+
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    found = umath.__cpu_features__
+    try:
+        from importlib.metadata import version
+
+        kdepy = version("KDEpy")
+    except Exception:
+        kdepy = None
+    return {
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "simd": [f for f in umath.__cpu_dispatch__ if found.get(f)],
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "kdepy": kdepy,
+        "renyi": renyi.__version__,
+        "platform": platform.platform(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+
+
+def write_results(folder: Path) -> None:
+    """Write each table of this run as CSV, and machine.json, into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for table, rows in TABLES.items():
+        with open(folder / f"{table}.csv", "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+    (folder / "machine.json").write_text(json.dumps(machine(), indent=2) + "\n")
+    print(f"\nwrote {', '.join(sorted(TABLES))} (.csv) and machine.json to {folder}")
 
 
 def _finish(p_hat, q_hat, dx, n, h):
@@ -133,6 +199,7 @@ def tail_accuracy(n=20_000, seed=5):
     print("|---|---:|---:|")
     for name, dens in backends.items():
         rel = np.max(np.abs(dens[keep] / exact[keep] - 1))
+        record("tail_accuracy", n=n, pipeline=name, max_relative_error=rel, smallest_p_checked=exact[keep].min())
         print(f"| {name} | {rel:.2e} | {exact[keep].min():.1e} |")
 
 
@@ -185,6 +252,21 @@ def lift_benchmark():
             res = global_optimum(model, eps, 3, rtol=rtol, time_limit=limit, workers=workers)
             if workers == 1:
                 one_process.append(res)
+            record(
+                "lift",
+                case=label.replace("\\", ""),
+                size=model.p_y.size,
+                eps=eps,
+                rtol=rtol,
+                limit=limit,
+                workers=workers,
+                seconds=round(res.elapsed, 3),
+                lower=res.lower_bound,
+                upper=res.upper_bound,
+                gap=res.gap,
+                upper_from=res.upper_bound_source,
+                outputs=len(res.p_u),
+            )
             print(
                 f"| {label} | {eps:.3g} | {rtol:.0e} | {limit:g} | {workers} | {res.elapsed:.2f} | "
                 f"{res.lower_bound:.6g} | {res.upper_bound:.6g} | {res.gap:.1e} | {res.upper_bound_source} | "
@@ -209,6 +291,18 @@ def _cones_alone(cases, with_boxes):
             cones = global_optimum(model, eps, 3, rtol=rtol, time_limit=limit)
         finally:
             optimum.BOX_MIN_SIZE = saved
+        record(
+            "lift_cones_alone",
+            case=label.replace("\\", ""),
+            eps=eps,
+            rtol=rtol,
+            limit=limit,
+            seconds=round(cones.elapsed, 3),
+            gap=cones.gap,
+            cones=cones.cones,
+            seconds_with_boxes=round(both.elapsed, 3),
+            gap_with_boxes=both.gap,
+        )
         print(
             f"| {label} | {eps:.3g} | {rtol:.0e} | {limit:g} | {cones.elapsed:.2f} | {cones.gap:.1e} | "
             f"{cones.cones:,} | {both.elapsed:.2f} | {both.gap:.1e} |",
@@ -240,6 +334,7 @@ def cli_benchmark(n=10_000_000):
             [sys.executable, "-c", "import numpy as np; np.load('p.npy'); np.load('q.npy')"], cwd=tmp, check=True
         )
         t_load = time.perf_counter() - start
+    record("cli", n=n, seconds_cli=round(t_cli, 3), seconds_startup_and_load=round(t_load, 3))
     print(f"\n# command line, two .npy files of {n:,} values: `python -m renyi audit p.npy q.npy --orders 2 5 7`")
     print("| step | time (s) |\n|---|---:|")
     print(f"| whole CLI (start-up, memory-mapped load, fit, 3 orders x 2 directions, print) | {t_cli:.2f} |")
@@ -269,6 +364,15 @@ def chunked_benchmark(n=100_000_000, chunk=5_000_000):
     t = time.perf_counter() - start
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
+    record(
+        "chunked",
+        n=n,
+        chunk=chunk,
+        seconds=round(t, 3),
+        seconds_sampling=round(6 * t_sample, 3),
+        peak_mib=round(peak / 2**20, 1),
+        lower_order_2=round(bounds[0].lower, 6),
+    )
     print(f"\n# chunked audit, {n:,} Gaussian outputs per side in chunks of {chunk:,} (renyi.streaming)")
     print("| time (s) | of which sampling (3 passes x 2 sides) | peak traced memory | lower bound at order 2 |")
     print("|---:|---:|---:|---:|")
@@ -283,9 +387,11 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-lift", action="store_true", help="skip the Part II timings")
     parser.add_argument("--only-lift", action="store_true", help="only the Part II timings")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="folder for the CSV tables (benchmarks/results)")
     args = parser.parse_args(argv)
     if args.only_lift:
         lift_benchmark()
+        write_results(args.results)
         return
     pipelines = {
         "renyi": renyi_pipeline,
@@ -311,6 +417,7 @@ def main(argv=None):
             repeat = 1 if n >= 10**7 else args.repeat
             t, mem = measure(fn, x, y, repeat)
             base = t if base is None else base
+            record("audit", n=n, pipeline=name, seconds=t, renyi_over_this=base / t, peak_memory_over_input=mem)
             print(f"| {n:,} | {name} | {t:.3f} | {base / t:.2f} | {mem:.2f} |", flush=True)
         del x, y
     tail_accuracy()
@@ -318,6 +425,7 @@ def main(argv=None):
     chunked_benchmark()
     if not args.skip_lift:
         lift_benchmark()
+    write_results(args.results)
 
 
 if __name__ == "__main__":
