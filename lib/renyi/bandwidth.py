@@ -50,7 +50,8 @@ def robust_scale(samples) -> float:
 def _statsmodels_rule(samples, rule: str) -> float:
     x = as_real_array(samples, "samples", ndim=1)
     robust_scale(x)  # raises on zero spread
-    from statsmodels.nonparametric import bandwidths  # imported here: it costs 0.4 s at start-up
+    # imported here: statsmodels is slow to import, and most audits never need it
+    from statsmodels.nonparametric import bandwidths
 
     return float(getattr(bandwidths, rule)(x))
 

@@ -46,7 +46,7 @@ def _check_rng(rng) -> np.random.Generator:
 
 
 #: Largest order for which targets are computed.  The exact subsampled target is a sum of
-#: ``order`` terms (cost O(order), vectorised: about 10 ms at 10^4); far beyond, the values
+#: ``order`` terms (cost O(order), vectorised); far beyond, the values
 #: are of no use to an audit, whose bounds stop being informative long before.
 MAX_TARGET_ORDER = 10_000
 

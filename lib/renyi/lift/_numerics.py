@@ -52,10 +52,10 @@ def power(x, exponent):
     half number in ``[0, MULTIPLIED_EXPONENT]`` (the orders used in practice: 2, 3, 5, 2.5 and
     their :math:`\alpha-1`, :math:`\alpha-2`).
 
-    Why: ``np.power`` with a float exponent is a libm call per element, 20 ns on a CPU
-    without AVX-512 (about 30 times a multiplication), and :math:`\Phi_\alpha` and its
-    gradient are most of the box and cone bounds' arithmetic: on such a CPU, ``|Y| = 6``
-    at :math:`\epsilon = 0.02` took 9.1 s with ``np.power`` and 3.2 s with this.  Each
+    Why: ``np.power`` with a float exponent is a libm call per element, on CPUs without
+    AVX-512 tens of times the cost of a multiplication, and :math:`\Phi_\alpha` and its
+    gradient are most of the box and cone bounds' arithmetic: on such a CPU the Part II
+    cases of ``make bench`` take several times as long with ``np.power``.  Each
     multiplication rounds once, so the result is within a few ulp of the correctly
     rounded power (``np.power``: within one), far below every tolerance in this module;
     non-negative ``x`` is all the callers pass.

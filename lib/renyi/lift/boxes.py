@@ -51,8 +51,7 @@ points, so :math:`L\ge F_\mu` there.
   off keeps the target as its bound at that :math:`\mu` (``_BoxTree.cut_off``); when a
   move of :math:`\mu` lifts it above value :math:`\times(1+\text{rtol})`, the cut is
   undone.  At :math:`|\mathcal Y|=10`, :math:`\epsilon=0.02`, the tree converges with 323
-  boxes instead of 1,378, and in the bounded family with 611 instead of 25,063 (5 s
-  instead of 111 s).
+  boxes instead of 1,378, and in the bounded family with 611 instead of 25,063.
 * **Speed.**  All trial multipliers of every constraint model run as one stacked ascent,
   and so do the searches that refine the winners (a round bounds tens of boxes, where the
   cost of a numpy call, not its size, dominates), and with a :class:`_WorkerPool` the
@@ -115,10 +114,9 @@ COVER_START_MARGIN = 0.1
 COVER_FLOOR = 1e-9
 #: The cover's cost of a coordinate is 4 (x - lo)(hi - x) at the box's expected maximiser x
 #: (what it adds to the bound there), but at least this share of the squared width per
-#: output |Y| (the guess x is off, and more so the more coordinates it has: measured, at
-#: |Y| = 10, eps = 0.02, 0.1 converged in 13 s and 0.2 reached a gap of 2e-3 in 10 s; at
-#: |Y| = 20, eps = 0.02, in 60 s 0.2 reached gaps of 0.049 and 0.042 on two models, 0.1
-#: only 0.10 and 0.079).
+#: output |Y| (the guess x is off, and more so the more coordinates it has; at |Y| = 10 a
+#: share of 0.1 converged where 0.2 did not within the same limit, and at |Y| = 20 0.2 reached
+#: half the gap of 0.1: the make bench cases at eps = 0.02).
 COVER_COST_FLOOR_PER_OUTPUT = 0.01
 #: Split between rival maximisers when they are this far apart, relative to the widest side.
 RIVAL_APART = 1e-3
@@ -217,7 +215,7 @@ def _cover_cost(lo, hi, at=None):
     ``x_y = lo_y = 0``), a cover of that coordinate costs almost nothing there, so the
     least-cost cover pays for the convexity across the face with it.  Weighed by the squared
     widths, the cover was spread over the free coordinates, where it loosens the bound: at
-    |Y| = 10, eps = 0.02, the tree needed 4,965 boxes instead of 1,271 (26 s instead of 13).
+    |Y| = 10, eps = 0.02, the tree needed 4,965 boxes instead of 1,271.
     """
     width2 = np.maximum(hi - lo, MIN_WIDTH) ** 2
     if at is None:
@@ -685,14 +683,14 @@ class _BoxLagrangian:
         m = lo.shape[0]
         # A box whose best multiplier was 0 gets the root's wide grid: multiples of 0 are 0,
         # and its children would otherwise never try another (at |Y| = 10, eps = 0.02 such
-        # boxes held the bound for 15 s of a 60 s run; gap 3.5e-4 -> 1.8e-4 in 60 s).
+        # boxes held the bound for a quarter of a 60-s run, and the gap halved without them).
         fresh = ~np.isfinite(lam) | (lam == 0)
         known = np.where(fresh, 0.0, lam)
         # Phi's minorant is expanded at the ascent's start (the parent's end point) and at the
         # point the parent's own bound expanded it at: neither dominates (a child whose only
         # minorant was at the end point stayed 20 % above its parent's bound round after round
         # in the bounded family at eps = 0.02; with only the inherited point |Y| = 20 below
-        # eps_max took 16 s instead of 4.4 s).
+        # eps_max took about four times as long).
         constraints = self._constraints(lo, hi, (start, anchor))
         lams, models = [], []
         for c, constraint in enumerate(constraints):
@@ -713,8 +711,8 @@ class _BoxLagrangian:
             lams += trials
             models += [c] * len(trials)
         # A short ascent ranks the trials, with the fixed shapes of cover only (the least-cost
-        # one costs most of a bound, and at |Y| = 20 ranking with it left a gap of 5e-3
-        # instead of 3e-4 in 60 s); the winner's is refined and continued below with it.  All
+        # one costs most of a bound, and at |Y| = 20 ranking with it left a gap over ten times
+        # larger within the same limit); the winner's is refined and continued below with it.  All
         # models' trials run as one stacked ascent.
         lams, models = np.stack(lams), np.array(models)
         # Every bound also narrows its box to where F_mu may exceed the target.
@@ -743,7 +741,7 @@ class _BoxLagrangian:
             self._golden(lo, hi, mu, rows, constraint, best, best_lam, bound_lam, best_x, reduction)
             # The long ascent at the multiplier of the best bound.  The children inherit the
             # coarse winner's (their trial grid drifts otherwise: at |Y| = 10, eps_max / 2,
-            # a gap of 2e-3 instead of 9e-5 in 10 s) and try this one too.
+            # a gap twenty times larger within the same limit) and try this one too.
             final_lam = bound_lam[rows]
             bound, x, theta, tangent = self._bound(
                 lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows)
@@ -923,9 +921,9 @@ class _BoxTree:
         into boxes instead (up to 2 |Y| slabs per cut) made 100,000 boxes at |Y| = 20.
 
         After a roll-back the tree cuts no more: mu moves where the mechanism is still far from
-        optimal, and at |Y| = 20, eps = 0.02 (three moves in 60 s, each raising the parts'
-        bounds by about 0.08 against a value of 0.31) every roll-back reset the tree to a few
-        boxes (a 60-s gap of 9.7e-2 against 6.1e-2).  Where mu never moves, as at |Y| = 10 in
+        optimal, and at |Y| = 20, eps = 0.02 (three moves within the 60-s limit, each raising
+        the parts' bounds by about 0.08 against a value of 0.31) every roll-back reset the tree
+        to a few boxes (a gap of 9.7e-2 against 6.1e-2 at that limit).  Where mu never moves, as at |Y| = 10 in
         ``make bench``, the cuts stay: there they take 3 to 20 times fewer boxes.
         """
         self.reducing = False
@@ -1022,8 +1020,8 @@ class _BoxTree:
         lo_new, hi_new, keep = _tighten(np.concatenate([lo, lo_right]), np.concatenate([hi_left, hi]))
         # The children's ascents start at the parent's end point, which is also where their
         # quadratic minorant of Phi is expanded: its tightness depends on that point (starting
-        # at the boundary of Q along the ray through it, as before, left |Y| = 20 below eps_max
-        # converging in 11.7 s with about 400 boxes instead of 5.5 s with 35).
+        # at the boundary of Q along the ray through it left |Y| = 20 below eps_max
+        # converging with about 400 boxes instead of 35).
         ends = self.best_point[which]
         parents = np.concatenate([which, which])[keep]
         rest = np.ones(self.lo.shape[0], dtype=bool)

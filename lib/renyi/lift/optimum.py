@@ -88,21 +88,22 @@ MERGE_MARGINAL_ATOL = 1e-13
 PRICING_RTOL = 1e-9
 #: Candidates within this (relatively) of the best priced value stay in the next LP.
 KEEP_NEAR_BEST = 1e-3
-#: From this |Y| on, the box branch and bound bounds U(mu), after one round of the cones (below
-#: it the cones close the gap faster: |Y| = 5 at 1e-6 in 0.5 s against 1.8 s; at |Y| = 6 the
-#: cones took 7.3 s at eps = 0.02 against 0.6 s, and at |Y| = 7 did not reach 1e-2 in 10 s).
+#: From this |Y| on, the box branch and bound bounds U(mu), after one round of the cones.  The
+#: cones need a number of cones exponential in |Y|; below it they close the gap faster than the
+#: boxes, from it the boxes do (make bench, table lift_cones_alone: the |Y| = 6 and 7 cases
+#: with the cones alone beside the same cases with the boxes).
 BOX_MIN_SIZE = 6
 #: The cone phase's local search (mechanism polish and local pricing) runs at the first round,
-#: then every this many rounds while it raises the value (:class:`_Schedule`).  At |Y| = 6,
-#: eps_max / 2, none of its seven later runs did, and they were half of the 5.4 s.
+#: then every this many rounds while it raises the value (:class:`_Schedule`): later runs
+#: rarely raise it, and each costs as much as many rounds of splitting.
 CONE_LOCAL_EVERY = 8
 #: Most boxes split in one round, and the columns carried from one box-phase LP to the next.
 BOX_BATCH = 400
 BOX_MIN_BATCH = 8
 #: While a round would bound fewer boxes than this, the children are halved again across
-#: their widest side: below tens of boxes a round costs its Python overhead, not its size
-#: (2 boxes 31 ms, 32 boxes 59 ms at |Y| = 6), and at |Y| = 6, eps_max / 2, one or two live
-#: boxes a round took 2.5 s instead of 1.1 s.
+#: their widest side: below tens of boxes a round costs its fixed numpy call overhead, not its
+#: size (a round of 32 boxes costs about twice one of 2), so small rounds are filled
+#: (make bench, the |Y| = 6 case at eps_max / 2, where one or two boxes stay live a round).
 BOX_MIN_ROUND = 16
 #: Boxes (cones) whose bound is below value * (1 + BOX_TARGET * rtol) are not split: the gap
 #: rtol is reached once every one is below value / (1 - rtol), and a target nearer it splits
@@ -113,14 +114,14 @@ CONE_TARGET = 0.5
 #: nearest mu that prices the known points at most at value (1 + STUCK_SLACK rtol).
 STUCK_SLACK = 0.5
 BOX_LP_COLUMNS = 4000
-#: Seconds a box round aims at (the batch adapts), which is how far the time limit may be overrun.
+#: Seconds a box round aims at (the batch adapts): how far the time limit may be overrun.
 BOX_ROUND_SECONDS = 1.0
 #: Every this many box rounds, a local search (SLSQP) prices posteriors from the worst boxes.
 BOX_LOCAL_EVERY = 4
 BOX_LOCAL_STARTS = 8
 BOX_LOCAL_ITER = 100
-#: Up to this |Y| the box phase starts with this many local searches over the channel itself
-#: (about 0.5 s each at |Y| = 10; 14 s at |Y| = 20, hence the limit).
+#: Up to this |Y| the box phase starts with this many local searches over the channel itself;
+#: each is an SLSQP over |Y|^2 variables whose cost grows about as |Y|^6, hence the limit.
 CHANNEL_POLISH_MAX_SIZE = 12
 CHANNEL_POLISH_STARTS = 2
 #: The box tree's mu is the stationary one when its least-squares KKT system fits this well
@@ -446,17 +447,16 @@ def global_optimum(
     forms) is reported, with its name.  All are valid whatever the time limit;
     only the gap depends on it.
 
-    Cost.  Measured on a two-core machine at :math:`\alpha=3` (``make bench``, where the
-    table is, with the cones alone as a yardstick in the same run): gaps below
-    :math:`10^{-6}` take about 0.1 s at :math:`|\mathcal Y|=3` and 0.6 to 1.1 s at
-    :math:`|\mathcal Y|=6` and 7, where the cones alone took 1.6 and 7.6 s at
-    :math:`|\mathcal Y|=6` and left gaps of 5e-4 and 8e-2 after 10 s at :math:`|\mathcal Y|=7`.
-    The box branch and bound, whose range reduction shrinks every box to where its tangent
-    plane can exceed the split target, reaches :math:`10^{-4}` at :math:`|\mathcal Y|=10`
-    in about 1 s below :math:`\epsilon_{\max}` and in 3 to 4 s at :math:`\epsilon=0.02`,
-    where the optimal posteriors sit on faces of the simplex; at :math:`|\mathcal Y|=20` in
-    under a second below :math:`\epsilon_{\max}`, and 0.03 to 0.06 in 60 s at
-    :math:`\epsilon=0.02`.  The time limit is kept to within about a second.
+    Cost.  A cone's bound costs :math:`O(|\mathcal Y|^3)` and a box's
+    :math:`O(|\mathcal Y|^3)` per ascent step; what grows fast is their number.  Cones
+    cover directions, so their count for a fixed gap grows exponentially in
+    :math:`|\mathcal Y|`; boxes cover posteriors, and range reduction keeps their count
+    small below :math:`\epsilon_{\max}` and larger where the optimal posteriors sit on faces
+    of the simplex.  The cases of ``make bench`` (the book's *Performance* page) measure it
+    at :math:`\alpha=3` from :math:`|\mathcal Y|=3` to 20 in both regimes, with the cones
+    alone on the :math:`|\mathcal Y|=6` and 7 cases as a yardstick in the same run; at
+    :math:`|\mathcal Y|=20` and :math:`\epsilon=0.02` the time limit binds and the gap is
+    what it reaches.  The time limit is kept to within about ``BOX_ROUND_SECONDS``.
 
     References
     ----------
@@ -484,10 +484,9 @@ def global_optimum(
         n_boxes = 0
         if use_boxes and cone_upper - value > rtol * cone_upper and not out_of_time():
             # One BLAS thread for the boxes: their matrices are |Y| x |Y| (stacked), where a second
-            # thread gains nothing alone and, spinning while another process has the core, made
-            # a 10-s run last 28 s with two runs on two cores (|Y| = 10, eps = 0.02; alone, 30 %
-            # more boxes in 10 s).  The cones' larger products keep the default (|Y| = 6: 1.6 s
-            # instead of 2.5 s).
+            # thread gains nothing, and a thread spinning while another process holds the core
+            # slows both (two searches on two cores took several times as long).  The cones'
+            # larger products keep the default, where a second thread pays.
             with threadpool_limits(limits=1, user_api="blas"):
                 columns, value, weights, mu, box_upper, n_boxes = _box_phase(
                     model, geo, tree, (columns, value, weights, mu), rtol, out_of_time, max_cones, pool
@@ -628,8 +627,8 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
                 local = _pull_inside(geo, _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER))
                 # The same search at the tree's mu from the worst boxes: a feasible point with
                 # F_mu above value (1 + rtol) proves U(mu) above it, and no split can close the
-                # gap then (|Y| = 20, eps_max / 2: a fitted mu 2e-4 off held a tree on one
-                # box for 55 s).
+                # gap then (at |Y| = 20, eps_max / 2, a fitted mu 2e-4 off held a tree on one
+                # box for most of a 60-s limit).
                 at_tree = _pull_inside(geo, _price_locally(geo, tree_mu, worst, BOX_LOCAL_ITER))
                 stuck = at_tree[:, _priced(model, at_tree, tree_mu) > value * (1 + rtol)]
             found, searches = np.concatenate([found, local, stuck], axis=1), searches + [local_search]
