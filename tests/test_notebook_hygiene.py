@@ -237,8 +237,9 @@ ALLOWED_NUMBERS = {
     # bandwidth rule constant (1.06 s n^-1/5 family) and the one-sided 95 % normal quantile
     "1.06",
     "1.645",
-    # printed in Zamani et al.: delta0, delta_bar / rho_eps (compared with glued values)
+    # printed in Zamani et al.: delta0, delta_bar / rho_eps, eta_max (compared with glued values)
     "0.2845",
+    "0.0361",
     "0.3902",
     # sample counts of simulations (parameters)
     "1,000",
@@ -252,7 +253,7 @@ ALLOWED_NUMBERS = {
     "2610.13685",
     "1.4",
 }
-_NUMBER = re.compile(r"(?<![\w.{`\\])(\d+\.\d+|\d{1,3}(?:,\d{3})+)(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.{`\\])(\d+\.\d+|\d{1,3}(?:,\d{3})+)(?!\w|\.\d)")
 
 
 def typed_numbers():
