@@ -218,9 +218,40 @@ CHECKS_JS = r"""
   // 2. Horizontal overflow of code, outputs, display equations and tables.
   const boxes = main.querySelectorAll("div.highlight pre, div.cell_output pre, .output pre, " +
       "mjx-container[display='true'], div.math, table, .cell_output img");
+  // On a phone (a narrow window) a wide equation, table or code block may scroll inside its
+  // own box, as long as that box stays within the column and, for an equation, its left
+  // edge is in view; on a desktop nothing may need to scroll.
+  const narrow = window.innerWidth < 700;
+  const mainRect = main.getBoundingClientRect();
+  const scrolls = e => ["auto", "scroll"].includes(getComputedStyle(e).overflowX);
+  const scroller = el => {
+    for (let e = el; e && e !== main; e = e.parentElement) {
+      if (scrolls(e)) return e;
+    }
+    return null;
+  };
   for (const el of boxes) {
     // the scrolling element is the element itself or its nearest scrollable ancestor
     const box = el.closest("mjx-container[display='true']") || el;
+    if (narrow) {
+      const own = scroller(box);
+      const r = (own || box).getBoundingClientRect();
+      const fits = r.left >= mainRect.left - 1 && r.right <= mainRect.right + 1;
+      const wide = box.scrollWidth > box.clientWidth + 1 || box.getBoundingClientRect().width > mainRect.width + 1;
+      let leftCut = false;
+      if (box.tagName.toLowerCase() === "mjx-container") {
+        const inner = box.querySelector("mjx-math");
+        leftCut = inner && inner.getBoundingClientRect().left < box.getBoundingClientRect().left - 1
+            && !scrolls(box);
+      }
+      if ((wide && !(own && fits)) || leftCut) {
+        report.overflow.push({what: box.tagName.toLowerCase() + "." + (box.className || "") +
+                                    (leftCut ? " (left part cut off)" : " (wider than the column, no scroll)"),
+                              scroll: box.scrollWidth, client: Math.round(mainRect.width),
+                              text: (box.textContent || "").trim().slice(0, 80)});
+      }
+      continue;
+    }
     if (box.scrollWidth > box.clientWidth + 1) {
       report.overflow.push({what: box.tagName.toLowerCase() + "." + (box.className || ""),
                             scroll: box.scrollWidth, client: box.clientWidth,
@@ -233,6 +264,14 @@ CHECKS_JS = r"""
       report.overflow.push({what: box.tagName.toLowerCase() + "." + (box.className || ""),
                             scroll: Math.round(r.width), client: Math.round(c.width),
                             text: (box.textContent || "").trim().slice(0, 80)});
+    }
+  }
+  // 2b. An inline formula cannot scroll: it must fit the column.
+  for (const m of main.querySelectorAll("mjx-container:not([display='true'])")) {
+    const w = m.getBoundingClientRect().width;
+    if (w > mainRect.width + 1) {
+      report.overflow.push({what: "inline formula wider than the column", scroll: Math.round(w),
+                            client: Math.round(mainRect.width), text: (m.textContent || "").slice(0, 80)});
     }
   }
   // 3. Every image has a caption or an alt text that is not a file name.

@@ -220,10 +220,10 @@ def run_sweeps(
     ------
     ValueError
         When the restriction selects no task, or names unknown sweeps.
-    ShippedDataError
-        When ``force`` is False and ``out`` already holds a sweep's CSV that the manifest
-        does not describe exactly (no manifest, no entry, another checksum, other
-        parameters), or the manifest cannot be read.
+    renyi.datafiles.ManifestError
+        (also importable here as ``ShippedDataError``) When ``force`` is False and ``out``
+        already holds a sweep's CSV that the manifest does not describe exactly (no manifest,
+        no entry, another checksum, other parameters), or the manifest cannot be read.
 
     Parameters
     ----------

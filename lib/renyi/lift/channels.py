@@ -176,7 +176,7 @@ def budget_use(model, p_u_given_y, eps, order) -> float:
     :math:`(\mathcal L^\alpha)^\alpha=\Phi_\alpha`.  The channel's floats are taken as exact
     numbers and the check is carried out with enough digits to resolve the budget, so it
     holds at budgets far below double precision's round-off of :math:`\Phi_\alpha` itself
-    (:mod:`renyi.lift._exact`).
+    (``renyi.lift._exact``).
 
     Parameters
     ----------
