@@ -200,9 +200,11 @@ def budget_use(model, p_u_given_y, eps, order) -> float:
 
     >>> from renyi.lift import directional_mechanism, global_optimum
     >>> from renyi.lift.examples import MEDICAL
-    >>> budget_use(MEDICAL, global_optimum(MEDICAL, 0.02, 3).p_u_given_y, 0.02, 3) <= 1
+    >>> best = global_optimum(MEDICAL, 0.02, 3).p_u_given_y
+    >>> budget_use(MEDICAL, best, 0.02, 3) <= 1
     True
-    >>> abs(budget_use(MEDICAL, directional_mechanism(MEDICAL, 0.02, 3).p_u_given_y, 0.02, 3) - 1) < 1e-10
+    >>> designed = directional_mechanism(MEDICAL, 0.02, 3).p_u_given_y
+    >>> abs(budget_use(MEDICAL, designed, 0.02, 3) - 1) < 1e-10
     True
     """
     eps = as_real_scalar(eps, "eps")
