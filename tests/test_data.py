@@ -12,7 +12,7 @@ from renyi import experiments
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 MANIFEST = json.loads((DATA / "MANIFEST.json").read_text())
-CHAPTER_FILES = ["part1/section4.csv", "part1/tuning.csv", "part1/orders.csv", "part1/floor_r.csv"]
+CHAPTER_FILES = ["part1/section4.csv", "part1/tuning.csv", "part1/orders.csv", "part1/floor_r.csv", "part1/verdict.csv"]
 
 
 @pytest.mark.parametrize("name", CHAPTER_FILES)
@@ -87,6 +87,19 @@ def test_recompute_slice(sweep, mechanism, n):
         rel = NEAR_ONE_REL if a["order"] < 1.5 else 1e-10
         for key in experiments.FIELDS[sweep]:
             assert _close(a[key], b[key], rel), (key, a[key], b[key])
+
+
+@pytest.mark.parametrize("mechanism", ["gaussian", "gaussian_scale_4"])
+def test_recompute_verdict_slice(mechanism):
+    """The verdict study's rows at n = 10^4 (where the weak bug is refuted only sometimes)."""
+    task = next(t for t in experiments.tasks_for("verdict", sizes=[10_000], mechanisms=[mechanism]) if t.block == 0)
+    task = experiments.Task(task.sweep, task.mechanism, task.n, task.block, task.replicates[:3])
+    fresh = experiments.run_task(task)
+    shipped = [r for r in _shipped("verdict", mechanism=mechanism, n=10_000) if r["replicate"] < 3]
+    assert len(fresh) == len(shipped) == 3
+    for a, b in zip(fresh, sorted(shipped, key=lambda r: r["replicate"])):
+        for key in experiments.FIELDS["verdict"]:
+            assert _close(a[key], b[key]), (key, a[key], b[key])
 
 
 def test_every_point_has_the_promised_replicates():

@@ -159,6 +159,8 @@ def _rows_per_replicate(spec: dict, sweep: str) -> int:
         return combos * len(spec["orders"])
     if sweep == "floor_r":
         return len(spec["relative_errors"]) * len(spec["orders"])
+    if sweep == "verdict":
+        return 1
     return len(spec["orders"])
 
 

@@ -15,9 +15,19 @@ import numpy as np
 from scipy import stats
 
 from .audit import DensityFit, bound_from_densities, bounds_from_fit, default_floor, fit_densities, paper_floor
-from .mechanisms import ADJACENT_PAIR, MECHANISMS
+from .mechanisms import ADJACENT_PAIR, MECHANISMS, GaussianMechanism
 
-__all__ = ["ROOT_SEED", "SWEEPS", "FIELDS", "Task", "tasks_for", "run_task", "summarize"]
+__all__ = [
+    "ROOT_SEED",
+    "SWEEPS",
+    "FIELDS",
+    "Task",
+    "tasks_for",
+    "run_task",
+    "summarize",
+    "refutation_rates",
+    "claimed_curve",
+]
 
 #: Root entropy of every Part I sweep (minted once with SeedSequence().entropy, then fixed).
 ROOT_SEED = 0x5EED_2026_1129_0001
@@ -63,8 +73,21 @@ FLOOR_R = {
 }
 
 
+#: The verdict study: how often the family-wise verdict refutes a claim that is exactly true
+#: (randomized response against its tight pure-DP curve, the Gaussian mechanism against its
+#: own), and how many outputs it needs to refute a weak bug (noise of scale 4 where 5 is
+#: claimed), beside a rule that tests every order at the full level (not family-wise).
+VERDICT = {
+    "mechanisms": ["randomized_response", "gaussian", "gaussian_scale_4"],
+    "sizes": [1_000, 3_000, 10_000, 30_000, 100_000, 300_000],
+    "orders": [2.0, 5.0, 7.0],
+    "replicates": 100,
+    "block": 25,
+}
+
+
 #: Every sweep by name: the parameters that define it (recorded in the manifest).
-SWEEPS = {"section4": SECTION4, "tuning": TUNING, "orders": ORDERS, "floor_r": FLOOR_R}
+SWEEPS = {"section4": SECTION4, "tuning": TUNING, "orders": ORDERS, "floor_r": FLOOR_R, "verdict": VERDICT}
 
 
 #: The level of every shipped bound.
@@ -126,6 +149,14 @@ FIELDS = {
         "bound_order",
         "direction",
         "lower_eq16",
+    ],
+    "verdict": [
+        "mechanism",
+        "n",
+        "replicate",
+        "refuted_familywise",
+        "refuted_per_order",
+        "largest_excess_se",
     ],
     "floor_r": [
         "mechanism",
@@ -217,6 +248,9 @@ def _stream(task: Task) -> np.random.Generator:
 def _case(name: str):
     """(mechanism, database of Q, target function) of a case; ``*_p_eq_q`` samples x twice."""
     x, x_prime = ADJACENT_PAIR
+    if name == "gaussian_scale_4":  # the verdict study's weak bug: scale 4 where 5 is claimed
+        mech = GaussianMechanism(scale=4.0)
+        return mech, x_prime, mech.target
     if name.endswith("_p_eq_q"):
         return MECHANISMS[name[: -len("_p_eq_q")]], x, (lambda order: 0.0)
     mech = MECHANISMS[name]
@@ -254,9 +288,69 @@ def run_task(task: Task) -> list[dict]:
             rows.extend(_section4_rows(base, mech, fit, spec["orders"]))
         elif task.sweep == "orders":
             rows.extend(_orders_rows(base, target, fit, spec["orders"]))
+        elif task.sweep == "verdict":
+            rows.append(_verdict_row(base, task.mechanism, fit, spec["orders"]))
         else:
             rows.extend(_floor_r_rows(base, mech, fit, spec))
     return rows
+
+
+def claimed_curve(name: str):
+    """The curve a verdict-study case claims: the mechanism's documented parameters."""
+    from .verdict import claim_gaussian, claim_pure_dp
+
+    if name == "randomized_response":
+        return claim_pure_dp(MECHANISMS[name].params["eps0"])
+    return claim_gaussian(MECHANISMS["gaussian"].params["scale"])  # both Gaussian cases claim scale 5
+
+
+def _verdict_row(base, name, fit: DensityFit, orders):
+    """The family-wise verdict (each order at ALPHA / k) and the per-order rule (each at ALPHA)."""
+    from .verdict import verdict
+
+    claim = claimed_curve(name)
+    family = bounds_from_fit(fit, orders, alpha=ALPHA / len(orders))
+    per_order = bounds_from_fit(fit, orders, alpha=ALPHA)
+    excess = max((d.lower - claim(b.order)) / d.std_error for b in family for d in b.directions)
+    return {
+        **base,
+        "refuted_familywise": int(verdict(family, claim, alpha=ALPHA).refuted),
+        "refuted_per_order": int(any(b.lower > claim(b.order) for b in per_order)),
+        "largest_excess_se": float(excess),
+    }
+
+
+def refutation_rates(rows) -> list[dict]:
+    """Per (mechanism, n) of the verdict study: the fraction of replicates each rule refuted.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of ``data/part1/verdict.csv``.
+
+    Returns
+    -------
+    list of dict
+        ``mechanism``, ``n``, ``replicates``, ``familywise``, ``per_order`` (fractions refuted)
+        and ``excess_q95``, the 95 % quantile over replicates of the largest excess of a bound
+        over the claim in standard errors.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["mechanism"], row["n"]), []).append(row)
+    out = []
+    for (name, n), g in sorted(groups.items(), key=lambda kv: (VERDICT["mechanisms"].index(kv[0][0]), kv[0][1])):
+        out.append(
+            {
+                "mechanism": name,
+                "n": n,
+                "replicates": len(g),
+                "familywise": float(np.mean([r["refuted_familywise"] for r in g])),
+                "per_order": float(np.mean([r["refuted_per_order"] for r in g])),
+                "excess_q95": float(np.quantile([r["largest_excess_se"] for r in g], 0.95)),
+            }
+        )
+    return out
 
 
 def _eq16(bound) -> float:
