@@ -155,6 +155,14 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
     that fell back to a smaller order (``reliable=False``) is still a valid lower bound
     at the requested order, because :math:`D_\lambda` grows with :math:`\lambda`.
 
+    What it costs, measured by the verdict study (``data/part1/verdict.csv``, orders 2, 5
+    and 7, 100 replicates per point; the chapter *Audit your own mechanism*): 1,200 audits
+    of randomized response and the Gaussian mechanism against their exactly true claims
+    were never refuted; a Gaussian mechanism of noise scale 4 claiming scale 5 was refuted
+    in 21 % of the audits at :math:`n=10^4` per side, where testing each order at the full
+    level (not family-wise) refuted 39 %, and in 99 % at :math:`3\cdot10^4`.  A refutation
+    by a fraction of a standard error is worth re-testing on a fresh sample.
+
     Examples
     --------
     >>> import numpy as np
