@@ -49,6 +49,11 @@ def _run(args, cwd, **kw):
     )
 
 
+def _bash(command, cwd):
+    """Run a command line in bash (process substitution is bash's), with the timeout."""
+    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT)
+
+
 def _lower(stdout):
     return json.loads(stdout)[0]["lower"]
 
@@ -64,26 +69,14 @@ def _reference(d, p="p.txt", q="q.txt", *extra):
 
 def test_process_substitution_reads_every_value(d):
     """`<(cat p.txt)` once lost a buffer's worth of values to a probe (4,314 of 5,000 read)."""
-    proc = subprocess.run(
-        ["bash", "-c", f"{sys.executable} -m renyi audit <(cat p.txt) q.txt --orders 2 --json"],
-        cwd=d,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    proc = _bash(f"{sys.executable} -m renyi audit <(cat p.txt) q.txt --orders 2 --json", d)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)[0]
     assert out["n_p"] == 5000 and out["lower"] == _reference(d)
 
 
 def test_process_substitution_of_a_discrete_file(d):
-    proc = subprocess.run(
-        ["bash", "-c", f"{sys.executable} -m renyi audit <(cat bits_p.txt) bits_q.txt --orders 2 --json"],
-        cwd=d,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    proc = _bash(f"{sys.executable} -m renyi audit <(cat bits_p.txt) bits_q.txt --orders 2 --json", d)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)[0]["n_p"] == 3000
     assert _lower(proc.stdout) == _reference(d, "bits_p.txt", "bits_q.txt")
@@ -114,13 +107,7 @@ def test_npy_bytes_on_standard_input(d):
 
 
 def test_npy_through_process_substitution_is_the_same_array(d):
-    proc = subprocess.run(
-        ["bash", "-c", f"{sys.executable} -m renyi audit <(cat p.npy) q.npy --orders 2 --json"],
-        cwd=d,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-    )
+    proc = _bash(f"{sys.executable} -m renyi audit <(cat p.npy) q.npy --orders 2 --json", d)
     assert proc.returncode == 0, proc.stderr
     assert _lower(proc.stdout) == _reference(d, "p.npy", "q.npy")
 
