@@ -296,7 +296,19 @@ def run_task(task: Task) -> list[dict]:
 
 
 def claimed_curve(name: str):
-    """The curve a verdict-study case claims: the mechanism's documented parameters."""
+    """The curve a verdict-study case claims: the mechanism's documented parameters.
+
+    Parameters
+    ----------
+    name : str
+        A case of the ``verdict`` sweep.
+
+    Returns
+    -------
+    callable
+        ``order -> claimed epsilon(order)``: the tight pure-DP curve of randomized response, or
+        the Gaussian curve of noise scale 5 for both Gaussian cases.
+    """
     from .verdict import claim_gaussian, claim_pure_dp
 
     if name == "randomized_response":
