@@ -100,11 +100,11 @@ renotebook: $(STAMP)  ## re-execute chapters in place, deterministically (NB="bo
 	$(BIN)/python tests/refresh_notebooks.py $(NB)
 
 data: $(STAMP)  ## regenerate data/ and data/MANIFEST.json (the Part I sweeps)
-	$(BIN)/python -m renyi.experiments --out data $(if $(FORCE),--force)
+	$(BIN)/python -m renyi.sweeps --out data $(if $(FORCE),--force)
 
 data-libraries: $(STAMP)  ## audit diffprivlib and OpenDP into data/part1/libraries.csv (installs the extra)
 	$(BIN)/python -m pip install --quiet -e '.[libraries]'
-	$(BIN)/python -m renyi.libraries --out data $(if $(FORCE),--force)
+	$(BIN)/python -m renyi.sweeps.libraries --out data $(if $(FORCE),--force)
 
 bench: $(STAMP)  ## speed and memory against peer pipelines (installs the bench extra)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt

@@ -13,7 +13,7 @@ orders — and only the density back-end differs:
   floor of any binned method: not a pipeline, a yardstick.
 
 Also measured: the command line on two ``.npy`` files of 10^7 values, and a chunked audit of
-10^8 values per side drawn by a seeded sampler (``renyi.streaming``), with its peak memory.
+10^8 values per side drawn by a seeded sampler (``renyi.audit.streaming``), with its peak memory.
 
 Times are the best of a few repetitions, measured in this run, so ratios
 compare like with like on this machine.  Peak memory is traced with
@@ -39,7 +39,8 @@ from pathlib import Path
 import numpy as np
 
 from renyi.audit import default_floor, floored_estimate, rdp_lower_bound
-from renyi.density import default_bandwidth, kde_on_grid
+from renyi.audit.bandwidth import default_bandwidth
+from renyi.audit.density import kde_on_grid
 
 ORDERS = [2.0, 5.0, 7.0]
 #: Where the CSV tables and the machine description go (``--results``).
@@ -174,7 +175,7 @@ def tail_accuracy(n=20_000, seed=5):
     """Worst relative error of each back-end's p_hat against the exact direct sum (where > 1e-12)."""
     from KDEpy import FFTKDE
     import statsmodels.api as sm
-    from renyi.density import direct_kde
+    from renyi.audit.density import direct_kde
 
     rng = np.random.default_rng(seed)
     x, y = rng.normal(1, 5, n), rng.normal(0, 5, n)
@@ -342,9 +343,9 @@ def cli_benchmark(n=10_000_000):
 
 
 def chunked_benchmark(n=100_000_000, chunk=5_000_000):
-    """A 10^8-per-side audit from a seeded sampler in chunks (renyi.streaming)."""
+    """A 10^8-per-side audit from a seeded sampler in chunks (renyi.audit.streaming)."""
     from renyi.audit import bounds_from_fit
-    from renyi.streaming import fit_densities_chunked
+    from renyi.audit.streaming import fit_densities_chunked
 
     def source(mean, seed):
         def chunks():
@@ -373,7 +374,7 @@ def chunked_benchmark(n=100_000_000, chunk=5_000_000):
         peak_mib=round(peak / 2**20, 1),
         lower_order_2=round(bounds[0].lower, 6),
     )
-    print(f"\n# chunked audit, {n:,} Gaussian outputs per side in chunks of {chunk:,} (renyi.streaming)")
+    print(f"\n# chunked audit, {n:,} Gaussian outputs per side in chunks of {chunk:,} (renyi.audit.streaming)")
     print("| time (s) | of which sampling (3 passes x 2 sides) | peak traced memory | lower bound at order 2 |")
     print("|---:|---:|---:|---:|")
     print(

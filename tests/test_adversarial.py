@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from renyi.audit import audit, bound_from_densities, fit_densities, rdp_lower_bound
-from renyi.density import kde_on_grid
+from renyi.audit.density import kde_on_grid
 from renyi.lift import LeakageModel, chi2_information
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from renyi.__main__ import main
-from renyi.samples_io import UserError, load_samples
+from renyi.cli.audit import main
+from renyi.cli.samples_io import UserError, load_samples
 
 TIMEOUT = 120
 
@@ -180,7 +180,7 @@ def test_exit_statuses_are_documented_and_pinned(d, monkeypatch):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("renyi.__main__._cmd_mechanisms", interrupted)
+    monkeypatch.setattr("renyi.cli.audit._cmd_mechanisms", interrupted)
     assert main(["mechanisms"]) == 130
 
 
@@ -306,7 +306,7 @@ def test_design_at_eps_zero_with_a_non_injective_matrix(tmp_path):
 
 def _runner(out, *args):
     return subprocess.run(
-        [sys.executable, "-m", "renyi.experiments", "--out", str(out), "--no-progress", "--workers", "1", *args],
+        [sys.executable, "-m", "renyi.sweeps", "--out", str(out), "--no-progress", "--workers", "1", *args],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -367,13 +367,13 @@ def test_force_replaces_and_records(shipped):
 
 def test_make_data_passes_force_on():
     makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
-    assert "-m renyi.experiments --out data $(if $(FORCE),--force)" in makefile
+    assert "-m renyi.sweeps --out data $(if $(FORCE),--force)" in makefile
 
 
 def test_manifest_entries_of_concurrent_runs_all_land(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
-    from renyi.datafiles import update_manifest, write_rows
+    from renyi.sweeps.datafiles import update_manifest, write_rows
 
     (tmp_path / "part1").mkdir()
     names = [f"part1/f{i}.csv" for i in range(24)]
@@ -390,7 +390,7 @@ def test_manifest_entries_of_concurrent_runs_all_land(tmp_path):
 
 
 def test_a_stale_entry_is_reported_not_kept_verbatim(shipped):
-    from renyi.datafiles import update_manifest
+    from renyi.sweeps.datafiles import update_manifest
 
     manifest = json.loads((shipped / "MANIFEST.json").read_text())
     manifest["files"]["part1/gone.csv"] = {"sha256": "0" * 64}
@@ -405,7 +405,7 @@ def test_a_stale_entry_is_reported_not_kept_verbatim(shipped):
 
 def test_libraries_runner_refuses_negative_replicates():
     proc = subprocess.run(
-        [sys.executable, "-m", "renyi.libraries", "--out", "x", "--replicates", "-3"],
+        [sys.executable, "-m", "renyi.sweeps.libraries", "--out", "x", "--replicates", "-3"],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -414,7 +414,7 @@ def test_libraries_runner_refuses_negative_replicates():
 
 
 def test_libraries_load_names_a_malformed_row(tmp_path):
-    from renyi import libraries
+    from renyi.sweeps import libraries
 
     shipped = libraries.load()
     (tmp_path / "part1").mkdir()

@@ -1,16 +1,16 @@
-"""Bandwidth rules and the robust scale (renyi.bandwidth)."""
+"""Bandwidth rules and the robust scale (renyi.audit.bandwidth)."""
 
 import numpy as np
 import pytest
 
-from renyi.density import (
+from renyi.audit.bandwidth import (
     default_bandwidth,
-    kde_on_grid,
     robust_scale,
     scott_bandwidth,
     silverman_bandwidth,
     undersmoothed_bandwidth,
 )
+from renyi.audit.density import kde_on_grid
 
 
 def test_bandwidth_rules():

@@ -1,11 +1,11 @@
-"""The estimators the floored softmax is compared with (renyi.baselines)."""
+"""The estimators the floored softmax is compared with (renyi.audit.baselines)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from renyi.baselines import hard_floor_plugin, histogram_renyi, naive_plugin
+from renyi.audit.baselines import hard_floor_plugin, histogram_renyi, naive_plugin
 from renyi.divergence import renyi_divergence
 
 

@@ -1,4 +1,4 @@
-"""LowerBound: what a bound prints and serialises (renyi.bounds)."""
+"""LowerBound: what a bound prints and serialises (renyi.audit.bounds)."""
 
 import numpy as np
 import pytest

@@ -19,14 +19,14 @@ from test_optimum import random_model
 from renyi.lift import epsilon_max, global_optimum
 from renyi.lift.boxes import (
     COVER_COST_FLOOR_PER_OUTPUT,
-    _BoxTree,
+    BoxTree,
     _Constraint,
     _knapsack,
     _project,
     _reduce,
     _tighten,
 )
-from renyi.lift.cones import _Geometry
+from renyi.lift.cones import Geometry
 
 
 def _random_boxes(rng, m, n):
@@ -126,7 +126,7 @@ def test_tightening_keeps_every_point_of_the_plane():
 def test_root_box_contains_the_feasible_set(order):
     model = random_model(21, 8)
     eps = 0.05
-    tree = _BoxTree(_Geometry(model, eps, order))
+    tree = BoxTree(Geometry(model, eps, order))
     lo, hi = tree.lo[0], tree.hi[0]
     rng = np.random.default_rng(1)
     level = math.exp(order * eps)
@@ -142,7 +142,7 @@ def test_root_box_contains_the_feasible_set(order):
 def test_quadratic_minorant_lies_below_the_power(order):
     rng = np.random.default_rng(int(order * 10))
     model = random_model(3, 6)
-    tree = _BoxTree(_Geometry(model, 0.05, order))
+    tree = BoxTree(Geometry(model, 0.05, order))
     lo, hi = _random_boxes(rng, 200, 6)
     start = rng.uniform(lo, hi)
     z0, kappa = tree._quadratic_minorant(lo, hi, start)
@@ -160,7 +160,7 @@ def test_models_stacked_into_one_ascent_are_each_model_row_by_row(order):
     checked against the definition (eq. (1) to the power alpha)."""
     rng = np.random.default_rng(7)
     model = random_model(5, 6)
-    lagrangian = _BoxTree(_Geometry(model, 0.05, order)).lagrangian
+    lagrangian = BoxTree(Geometry(model, 0.05, order)).lagrangian
     lo, hi = _random_boxes(rng, 30, 6)
     q = _project(rng.uniform(lo, hi), lo, hi)
     exact, *minorants = lagrangian._constraints(lo, hi, (rng.uniform(lo, hi), rng.uniform(lo, hi)))
@@ -188,7 +188,7 @@ def test_models_stacked_into_one_ascent_are_each_model_row_by_row(order):
 def _cover_problems(seed, k, eps, lams):
     """Hessians m of F_mu - lam Phi on the plane at random boxes, with their squared widths."""
     model = random_model(seed, k)
-    tree = _BoxTree(_Geometry(model, eps, 3))
+    tree = BoxTree(Geometry(model, eps, 3))
     lagrangian, rng = tree.lagrangian, np.random.default_rng(seed)
     lo, hi = _random_boxes(rng, 40, k)
     lo, hi = lo[: len(lams)], hi[: len(lams)]
@@ -283,8 +283,8 @@ def test_box_bounds_dominate_feasible_values(seed, k, eps):
     """No feasible posterior in a box has F_mu above the box's bound (SLSQP and sampling)."""
     order = 3
     model = random_model(seed, k)
-    geo = _Geometry(model, eps, order)
-    tree = _BoxTree(geo)
+    geo = Geometry(model, eps, order)
+    tree = BoxTree(geo)
     rng = np.random.default_rng(seed)
     mu = 0.3 * rng.standard_normal(k)
     for _ in range(6):
@@ -344,19 +344,19 @@ def test_boxes_do_not_run_where_their_proof_does_not_apply():
 
 def test_channel_polish_splits_outputs_and_stays_feasible():
     """The channel search (renyi.lift.candidates) from a 2-output mechanism: feasible, and no worse."""
-    from renyi.lift.candidates import _polish_channel
+    from renyi.lift.candidates import polish_channel
     from renyi.lift.optimum import _gains, _solve_lp
 
     order, eps = 3, 0.05
     model = random_model(41, 8)
-    geo = _Geometry(model, eps, order)
+    geo = Geometry(model, eps, order)
     start = global_optimum(model, eps, order, rtol=1e-3, time_limit=2)
     two = np.argsort(-start.p_u)[:2]
     q = start.p_y_given_u[:, two]
     # The two heaviest outputs alone (their barycentre is not P_Y), mixed with P_Y itself.
     columns = np.concatenate([model.p_y[:, None], q], axis=1)
     base, weights, _ = _solve_lp(model, columns, _gains(model, columns))
-    found = _polish_channel(geo, columns[:, weights > 0], weights[weights > 0], seed=0)
+    found = polish_channel(geo, columns[:, weights > 0], weights[weights > 0], seed=0)
     assert found.shape[0] == model.p_y.size and found.shape[1] >= 1
     level = math.exp(order * eps)
     for qu in found.T:
@@ -378,9 +378,9 @@ def test_chunked_bounds_equal_one_piece():
     from types import SimpleNamespace
 
     model = random_model(7, 8)
-    geo = _Geometry(model, 0.02, 3)
+    geo = Geometry(model, 0.02, 3)
     mu = 0.2 * np.random.default_rng(7).standard_normal(8)
-    trees = [_BoxTree(geo), _BoxTree(geo)]
+    trees = [BoxTree(geo), BoxTree(geo)]
     submitted = []
     with ThreadPoolExecutor(2) as executor:
 
@@ -427,7 +427,7 @@ def test_stationary_multiplier_makes_every_output_a_local_maximum():
     level = math.exp(order * eps)
     result = global_optimum(model, eps, order, rtol=1e-2, time_limit=60)  # converges: no timing
     assert result.certified
-    geo = _Geometry(model, eps, order)
+    geo = Geometry(model, eps, order)
     columns = np.concatenate([model.p_y[:, None], result.p_y_given_u], axis=1)
     value, weights, mu_lp = _solve_lp(model, columns, _gains(model, columns))
     mu, polished = _polished_multiplier(model, geo, columns, weights, mu_lp)
@@ -512,13 +512,13 @@ def test_boxes_and_the_parts_cut_off_cover_q_before_and_after_mu_moves(seed, k):
     feasible points (sampled from Phi's definition) and at F_mu's maximiser (SLSQP)."""
     order, eps = 3, 0.02
     model = random_model(seed, k)
-    geo = _Geometry(model, eps, order)
+    geo = Geometry(model, eps, order)
     level = math.exp(order * eps)
     rng = np.random.default_rng(seed)
     points = _sample_feasible(model, order, level, rng, 20_000)
     for move in (None, 0.3 * rng.standard_normal(k)):
         if move is None:
-            mu, tree = 0.2 * rng.standard_normal(k), _BoxTree(geo)
+            mu, tree = 0.2 * rng.standard_normal(k), BoxTree(geo)
         else:
             mu = mu + move
         d = points - model.p_y
@@ -559,7 +559,7 @@ def test_splits_across_the_widest_side_partition_each_box_and_return_its_childre
     side of largest width^2 / P_Y, and nothing else in the tree changes."""
     k = 6
     model = random_model(61, k)
-    tree = _BoxTree(_Geometry(model, 0.02, 3))
+    tree = BoxTree(Geometry(model, 0.02, 3))
     rng = np.random.default_rng(61)
     mu = 0.1 * rng.standard_normal(k)
     tree.bounds(mu)

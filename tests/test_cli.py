@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from renyi.__main__ import main
+from renyi.cli.audit import main
 
 
 @pytest.fixture()

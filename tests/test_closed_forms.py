@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from renyi.divergence import gaussian_renyi, laplace_renyi
+from renyi.closed_forms import gaussian_renyi, laplace_renyi
 
 
 def test_gaussian_max_divergence():

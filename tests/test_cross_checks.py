@@ -13,8 +13,9 @@ import pytest
 from scipy import stats
 
 from oracles import quad_renyi
-from renyi.density import direct_kde, kde_on_grid
-from renyi.divergence import gaussian_renyi, laplace_renyi, renyi_divergence
+from renyi.audit.density import direct_kde, kde_on_grid
+from renyi.closed_forms import gaussian_renyi, laplace_renyi
+from renyi.divergence import renyi_divergence
 from renyi.lift import EXAMPLES, corollary1_value, directional_mechanism, global_optimum
 from renyi.mechanisms import MECHANISMS
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from renyi import experiments
+from renyi import sweeps
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
@@ -31,17 +31,17 @@ def test_manifest_hashes_and_provenance(name):
         assert entry[key]
     assert set(entry["versions"]) >= {"python", "numpy", "scipy", "statsmodels"}
     sweep = name.split("/")[-1].removesuffix(".csv")
-    if sweep == "libraries":  # renyi.libraries: its own seed, parameters and reader
-        from renyi import libraries
+    if sweep == "libraries":  # renyi.sweeps.libraries: its own seed, parameters and reader
+        from renyi.sweeps import libraries
 
         assert entry["root_seed"] == libraries.ROOT_SEED
         assert set(entry["versions"]) >= {"diffprivlib", "opendp", "scikit-learn"}
         assert entry["rows"] == len(libraries.load(DATA))
         return
-    assert entry["root_seed"] == experiments.ROOT_SEED
+    assert entry["root_seed"] == sweeps.ROOT_SEED
     # the manifest records what was actually run, and it is the full sweep
-    assert entry["parameters"] == experiments.SWEEPS[sweep]
-    assert entry["rows"] == len(experiments.read_rows(path))
+    assert entry["parameters"] == sweeps.SWEEPS[sweep]
+    assert entry["rows"] == len(sweeps.read_rows(path))
 
 
 def _close(a, b, rel=1e-10):
@@ -58,7 +58,7 @@ NEAR_ONE_REL = 1e-8
 
 
 def _shipped(sweep, **match):
-    rows = experiments.read_rows(DATA / "part1" / f"{sweep}.csv")
+    rows = sweeps.read_rows(DATA / "part1" / f"{sweep}.csv")
     return [r for r in rows if all(r[k] == v for k, v in match.items())]
 
 
@@ -77,33 +77,33 @@ def _shipped(sweep, **match):
     ],
 )
 def test_recompute_slice(sweep, mechanism, n):
-    task = next(t for t in experiments.tasks_for(sweep, sizes=[n], mechanisms=[mechanism]) if t.block == 0)
-    task = experiments.Task(task.sweep, task.mechanism, task.n, task.block, task.replicates[:2])
-    fresh = experiments.run_task(task)
+    task = next(t for t in sweeps.tasks_for(sweep, sizes=[n], mechanisms=[mechanism]) if t.block == 0)
+    task = sweeps.Task(task.sweep, task.mechanism, task.n, task.block, task.replicates[:2])
+    fresh = sweeps.run_task(task)
     shipped = [r for r in _shipped(sweep, mechanism=mechanism, n=n) if r["replicate"] < 2]
     assert len(fresh) == len(shipped) > 0
     order_key = lambda r: (r["replicate"], r.get("relative_error") or 0, r["order"])
     for a, b in zip(sorted(fresh, key=order_key), sorted(shipped, key=order_key)):
         rel = NEAR_ONE_REL if a["order"] < 1.5 else 1e-10
-        for key in experiments.FIELDS[sweep]:
+        for key in sweeps.FIELDS[sweep]:
             assert _close(a[key], b[key], rel), (key, a[key], b[key])
 
 
 @pytest.mark.parametrize("mechanism", ["gaussian", "gaussian_scale_4"])
 def test_recompute_verdict_slice(mechanism):
     """The verdict study's rows at n = 10^4 (where the weak bug is refuted only sometimes)."""
-    task = next(t for t in experiments.tasks_for("verdict", sizes=[10_000], mechanisms=[mechanism]) if t.block == 0)
-    task = experiments.Task(task.sweep, task.mechanism, task.n, task.block, task.replicates[:3])
-    fresh = experiments.run_task(task)
+    task = next(t for t in sweeps.tasks_for("verdict", sizes=[10_000], mechanisms=[mechanism]) if t.block == 0)
+    task = sweeps.Task(task.sweep, task.mechanism, task.n, task.block, task.replicates[:3])
+    fresh = sweeps.run_task(task)
     shipped = [r for r in _shipped("verdict", mechanism=mechanism, n=10_000) if r["replicate"] < 3]
     assert len(fresh) == len(shipped) == 3
     for a, b in zip(fresh, sorted(shipped, key=lambda r: r["replicate"])):
-        for key in experiments.FIELDS["verdict"]:
+        for key in sweeps.FIELDS["verdict"]:
             assert _close(a[key], b[key]), (key, a[key], b[key])
 
 
 def test_every_point_has_the_promised_replicates():
-    rows = experiments.read_rows(DATA / "part1" / "section4.csv")
+    rows = sweeps.read_rows(DATA / "part1" / "section4.csv")
     counts = {}
     for r in rows:
         counts[(r["mechanism"], r["n"], r["order"])] = counts.get((r["mechanism"], r["n"], r["order"]), 0) + 1
@@ -116,41 +116,41 @@ def test_seeds_do_not_depend_on_workers(tmp_path):
     import concurrent.futures as cf
 
     kw = dict(sizes=[1000], mechanisms=["gaussian", "randomized_response"], replicates=4, progress=False)
-    experiments.run_sweeps(tmp_path / "a", ("section4",), executor=None, **kw)
+    sweeps.run_sweeps(tmp_path / "a", ("section4",), executor=None, **kw)
     with cf.ProcessPoolExecutor(2) as pool:
-        experiments.run_sweeps(tmp_path / "b", ("section4",), executor=pool, **kw)
+        sweeps.run_sweeps(tmp_path / "b", ("section4",), executor=pool, **kw)
     assert (tmp_path / "a/part1/section4.csv").read_bytes() == (tmp_path / "b/part1/section4.csv").read_bytes()
 
 
 def test_resume_skips_finished_tasks(tmp_path):
     kw = dict(sizes=[1000], mechanisms=["gaussian"], replicates=2, progress=False)
-    experiments.run_sweeps(tmp_path, ("section4",), **kw)
+    sweeps.run_sweeps(tmp_path, ("section4",), **kw)
     part = next((tmp_path / "part1/.parts").glob("*.csv"))
     before = part.stat().st_mtime_ns
-    experiments.run_sweeps(tmp_path, ("section4",), **kw)
+    sweeps.run_sweeps(tmp_path, ("section4",), **kw)
     assert part.stat().st_mtime_ns == before
 
 
 def test_a_damaged_part_is_recomputed_not_reused(tmp_path):
     kw = dict(sizes=[1000], mechanisms=["gaussian"], replicates=2, progress=False)
-    experiments.run_sweeps(tmp_path, ("section4",), **kw)
+    sweeps.run_sweeps(tmp_path, ("section4",), **kw)
     good = (tmp_path / "part1/section4.csv").read_bytes()
     part = next((tmp_path / "part1/.parts").glob("*.csv"))
     lines = part.read_text().splitlines(keepends=True)
     part.write_text("".join(lines[:-2]))  # truncated
-    experiments.run_sweeps(tmp_path, ("section4",), **kw)
+    sweeps.run_sweeps(tmp_path, ("section4",), **kw)
     assert (tmp_path / "part1/section4.csv").read_bytes() == good
     part.write_text(part.read_text().replace("gaussian,1000,0", "gaussian,1000,7", 1))  # edited
-    experiments.run_sweeps(tmp_path, ("section4",), **kw)
+    sweeps.run_sweeps(tmp_path, ("section4",), **kw)
     assert (tmp_path / "part1/section4.csv").read_bytes() == good
 
 
 def test_parts_are_keyed_by_replicates(tmp_path):
     """A 3-replicate run after a 2-replicate run does not reuse the smaller part as if complete."""
     kw = dict(sizes=[1000], mechanisms=["gaussian"], progress=False)
-    experiments.run_sweeps(tmp_path, ("section4",), replicates=2, **kw)
-    experiments.run_sweeps(tmp_path, ("section4",), replicates=3, force=True, **kw)
-    rows = experiments.read_rows(tmp_path / "part1/section4.csv")
+    sweeps.run_sweeps(tmp_path, ("section4",), replicates=2, **kw)
+    sweeps.run_sweeps(tmp_path, ("section4",), replicates=3, force=True, **kw)
+    rows = sweeps.read_rows(tmp_path / "part1/section4.csv")
     assert sorted({r["replicate"] for r in rows}) == [0, 1, 2]
     manifest = json.loads((tmp_path / "MANIFEST.json").read_text())
     assert manifest["files"]["part1/section4.csv"]["parameters"]["replicates"] == 3
@@ -185,7 +185,7 @@ def test_restricted_or_invalid_runs_never_touch_shipped_data(tmp_path, args, sta
         [
             sys.executable,
             "-m",
-            "renyi.experiments",
+            "renyi.sweeps",
             "--out",
             str(copy),
             "--no-progress",
@@ -196,7 +196,7 @@ def test_restricted_or_invalid_runs_never_touch_shipped_data(tmp_path, args, sta
             *args,
         ]
         if "--sweeps" not in args
-        else [sys.executable, "-m", "renyi.experiments", "--out", str(copy), *args],
+        else [sys.executable, "-m", "renyi.sweeps", "--out", str(copy), *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -217,8 +217,8 @@ def test_dask_executor_with_local_cluster(tmp_path):
         distributed.Client(cluster) as client,
     ):
         kw = dict(sizes=[1000], mechanisms=["gaussian"], replicates=2, progress=False)
-        experiments.run_sweeps(tmp_path / "d", ("section4",), executor=client.get_executor(), **kw)
-    experiments.run_sweeps(tmp_path / "s", ("section4",), **kw)
+        sweeps.run_sweeps(tmp_path / "d", ("section4",), executor=client.get_executor(), **kw)
+    sweeps.run_sweeps(tmp_path / "s", ("section4",), **kw)
     assert (tmp_path / "d/part1/section4.csv").read_bytes() == (tmp_path / "s/part1/section4.csv").read_bytes()
 
 
@@ -232,7 +232,7 @@ def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path):
         [
             sys.executable,
             "-m",
-            "renyi.experiments",
+            "renyi.sweeps",
             "--out",
             str(tmp_path),
             "--sweeps",
@@ -253,14 +253,14 @@ def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
-    assert err.strip().splitlines() == ["renyi.experiments: interrupted; finished tasks are kept and a rerun resumes"]
+    assert err.strip().splitlines() == ["renyi.sweeps: interrupted; finished tasks are kept and a rerun resumes"]
     assert list(parts.glob("*.sha256")), "finished parts were thrown away"
     assert not (tmp_path / "part1" / "section4.csv").exists()
 
 
 def test_a_parallel_run_completes_with_status_0(tmp_path):
     """The normal end of a run with worker processes (the pool is shut down cleanly)."""
-    from renyi.experiments import main
+    from renyi.sweeps.run import main
 
     assert (
         main(

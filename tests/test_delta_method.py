@@ -1,4 +1,4 @@
-"""The floored plug-in, the variance (18) and the second-order bias (renyi.delta_method)."""
+"""The floored plug-in, the variance (18) and the second-order bias (renyi.audit.delta_method)."""
 
 import math
 
@@ -12,7 +12,7 @@ X, X_PRIME = ADJACENT_PAIR
 
 
 def _rfe(a, b):
-    from renyi.density import relative_frequencies
+    from renyi.audit.frequencies import relative_frequencies
 
     est = relative_frequencies(a, b)
     return est.p, est.q

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from renyi.density import kde_on_grid
+from renyi.audit.density import kde_on_grid
 
 
 def test_grid_covers_the_mass_and_reports_errors():

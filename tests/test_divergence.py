@@ -14,11 +14,11 @@ from oracles import pmf_renyi
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
+from renyi.closed_forms import laplace_renyi
 from renyi.divergence import (
     InfiniteDivergenceWarning,
     alpha_lift,
     chi_square_divergence,
-    laplace_renyi,
     renyi_divergence,
     renyi_from_lift,
 )

@@ -1,4 +1,4 @@
-"""The softmax floor (13), its derivative (17), and the default and paper floors (renyi.floor)."""
+"""The softmax floor (13), its derivative (17), and the default and paper floors (renyi.audit.floor)."""
 
 import math
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from renyi.audit import rdp_lower_bound, softmax_derivative, softmax_floor
-from renyi.density import robust_scale
+from renyi.audit.bandwidth import robust_scale
 
 
 @settings(max_examples=200, deadline=None)

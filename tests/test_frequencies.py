@@ -1,9 +1,10 @@
-"""Relative frequencies of discrete outputs, eq. (9) (renyi.frequencies)."""
+"""Relative frequencies of discrete outputs, eq. (9) (renyi.audit.frequencies)."""
 
 import numpy as np
 import pytest
 
-from renyi.density import kde_on_grid, relative_frequencies
+from renyi.audit.density import kde_on_grid
+from renyi.audit.frequencies import relative_frequencies
 
 
 def test_relative_frequencies_integers_and_union_support():

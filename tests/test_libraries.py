@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from renyi import libraries
+from renyi.sweeps import libraries
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ROWS = libraries.load(DATA)
@@ -36,7 +36,7 @@ def test_miscalibrations_are_caught_at_large_n():
 
 def test_claims_match_the_libraries_documented_parameters():
     # The pure-DP claims are the tight curve of epsilon = 1; zCDP claims are rho * order.
-    from renyi.verdict import claim_pure_dp
+    from renyi.audit import claim_pure_dp
 
     for r in ROWS:
         if r["config"] in {"dpl-laplace", "dpl-geometric", "dpl-snapping", "dpl-mean", "bug-no-clipping"}:

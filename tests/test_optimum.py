@@ -189,7 +189,7 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
         def __exit__(self, *exc):
             self.threads.shutdown(wait=True)
 
-    monkeypatch.setattr(optimum, "_WorkerPool", ThreadPool)
+    monkeypatch.setattr(optimum, "WorkerPool", ThreadPool)
     # The run's own clock (not the cone phase's share) keeps going until the search has been
     # submitted, however slow the machine: on one twice as slow as the one this was written
     # on, 4 s ended before the box round that submits it.
@@ -219,9 +219,9 @@ def test_nearest_multiplier_prices_the_points_at_the_value_and_moves_least():
     import renyi.lift.optimum as optimum
 
     model = random_model(3, 8)
-    geo = optimum._Geometry(model, 0.05, 3)
+    geo = optimum.Geometry(model, 0.05, 3)
     rng = np.random.default_rng(3)
-    points = optimum._pull_inside(geo, rng.dirichlet(np.full(8, 0.3), size=60).T)
+    points = optimum.pull_inside(geo, rng.dirichlet(np.full(8, 0.3), size=60).T)
     columns = np.concatenate([model.p_y[:, None], points], axis=1)
     gains = np.sum((columns - model.p_y[:, None]) ** 2 / model.p_y[:, None], axis=0)
     value, _, mu_lp = optimum._solve_lp(model, columns, gains)
@@ -263,11 +263,11 @@ def test_cone_tree_bounds_hold_in_every_cone_and_its_rows_match_a_rebuild():
     """After rounds of splits, each cone's stored outer sets are those computed afresh from its
     rays (the per-cone arrays stay aligned), and its bound is at least F_mu at feasible points
     (random directions, pushed to the boundary of Q) whose direction lies in it."""
-    from renyi.lift.cones import _ConeTree, _Geometry
+    from renyi.lift.cones import ConeTree, Geometry
 
     model, rng = random_model(7, 4), np.random.default_rng(0)
-    geo = _Geometry(model, 0.05, 3.0)
-    tree = _ConeTree(geo)
+    geo = Geometry(model, 0.05, 3.0)
+    tree = ConeTree(geo)
     mu = rng.normal(size=4)
     for _ in range(6):
         bounds = tree.bounds(mu)
@@ -297,7 +297,7 @@ def test_a_mechanism_built_from_inexact_weights_is_repaired_to_exactly_feasible(
     """Weights that miss P_Y by 1e-7 (what HiGHS's default tolerance can leave) put the
     built mechanism's lifts above e^eps; the repair re-solves the weights, or failing that
     moves the outputs inside Q, and loses no more than it must (lifts by the oracle's code)."""
-    from renyi.lift.channels import _build
+    from renyi.lift.channels import build_mechanism
     from renyi.lift.optimum import _feasible_mechanism
 
     model, eps, order = random_model(61, 6), 0.02, 3
@@ -311,7 +311,7 @@ def test_a_mechanism_built_from_inexact_weights_is_repaired_to_exactly_feasible(
     }
     for name, (q_off, w_off) in cases.items():
         q_off = q_off / q_off.sum(axis=0)
-        naive = _build(model, w_off, q_off, eps, order)
+        naive = build_mechanism(model, w_off, q_off, eps, order)
         fixed = _feasible_mechanism(model, w_off, q_off, eps, order)
         naive_lifts = lifts_of_channel(naive.p_u_given_y, model.p_y, model.A, model.p_x, order)
         lifts = lifts_of_channel(fixed.p_u_given_y, model.p_y, model.A, model.p_x, order)

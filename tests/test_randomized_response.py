@@ -1,4 +1,4 @@
-"""Randomized response and its shuffled version: targets and samplers (renyi.randomized_response)."""
+"""Randomized response and its shuffled version: targets and samplers (renyi.mechanisms)."""
 
 import itertools
 import math

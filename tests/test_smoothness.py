@@ -1,9 +1,9 @@
-"""Nikol'ski moduli and the density derivatives they need (renyi.smoothness)."""
+"""Nikol'ski moduli and the density derivatives they need (renyi.audit.smoothness)."""
 
 import numpy as np
 import pytest
 
-from renyi.smoothness import (
+from renyi.audit.smoothness import (
     gaussian_derivative,
     holder_exponent,
     l2_modulus,

@@ -1,4 +1,4 @@
-"""renyi.streaming: the chunked fit equals the in-memory fit, in memory independent of n."""
+"""renyi.audit.streaming: the chunked fit equals the in-memory fit, in memory independent of n."""
 
 import tracemalloc
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from renyi.audit import bounds_from_fit, fit_densities
-from renyi.streaming import array_chunks, fit_densities_chunked
+from renyi.audit.streaming import array_chunks, fit_densities_chunked
 
 
 def test_chunked_fit_equals_in_memory_fit(tmp_path):

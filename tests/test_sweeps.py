@@ -4,7 +4,7 @@ from scipy import stats
 
 
 def test_summaries_give_exact_binomial_intervals():
-    from renyi.experiments import summarize
+    from renyi.sweeps import summarize
 
     rows = [{"mechanism": "m", "n": 1, "order": 2.0, "lower": float(i < 90), "target": 0.5} for i in range(100)]
     s = summarize(rows)[0]

@@ -1,4 +1,4 @@
-"""renyi.verdict: claim curves, family-wise accounting, error rates on correct and mis-calibrated mechanisms."""
+"""renyi.audit: claim curves, family-wise accounting, error rates on correct and mis-calibrated mechanisms."""
 
 import json
 import math
@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from renyi.__main__ import REFUTED, main
+from renyi.cli.audit import REFUTED, main
 from renyi.audit import audit, rdp_lower_bound, verdict as verdict_from_audit
 from renyi.divergence import renyi_divergence
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
-from renyi.verdict import claim_gaussian, claim_pure_dp, claim_zcdp, test_claim, verdict
+from renyi.audit import claim_gaussian, claim_pure_dp, claim_zcdp, test_claim, verdict
 
 
 @pytest.mark.parametrize("order", [1.01, 2, 5, 20, 64])

@@ -36,8 +36,6 @@ from scipy.special import logsumexp
 
 from ._validation import as_order, as_pmf, as_positive_scalar
 
-# The closed forms live in renyi.closed_forms; their names stay importable from here.
-from .closed_forms import gaussian_renyi, laplace_renyi, quadrature_renyi  # noqa: F401
 
 __all__ = [
     "InfiniteDivergenceWarning",

@@ -48,13 +48,13 @@ points, so :math:`L\ge F_\mu` there.
   majorises :math:`F_\mu` on the box's feasible points, so the box shrinks to where that
   plane can exceed the split target (reduced-cost bound tightening, ``_reduce``): at
   no cost, in every coordinate at once, which splits alone do one at a time.  What is cut
-  off keeps the target as its bound at that :math:`\mu` (``_BoxTree.cut_off``); when a
+  off keeps the target as its bound at that :math:`\mu` (``BoxTree.cut_off``); when a
   move of :math:`\mu` lifts it above value :math:`\times(1+\text{rtol})`, the cut is
   undone.  At :math:`|\mathcal Y|=10`, :math:`\epsilon=0.02`, the tree converges with 323
   boxes instead of 1,378, and in the bounded family with 611 instead of 25,063.
 * **Speed.**  All trial multipliers of every constraint model run as one stacked ascent,
   and so do the searches that refine the winners (a round bounds tens of boxes, where the
-  cost of a numpy call, not its size, dominates), and with a :class:`_WorkerPool` the
+  cost of a numpy call, not its size, dominates), and with a :class:`WorkerPool` the
   boxes of a round are bounded in chunks by several processes
   (``global_optimum(..., workers=2)``).  Which :math:`\mu` the tree bounds
   (:mod:`renyi.lift.optimum` fits it to the KKT conditions of a locally optimal mechanism)
@@ -288,7 +288,7 @@ def _warm_up():
     """A no-op task: unpickling it imports this module (numpy, scipy) in a fresh worker."""
 
 
-class _WorkerPool:
+class WorkerPool:
     """Worker processes that bound chunks of a round's boxes while this process bounds one.
 
     Started with ``spawn`` on every platform: a forked child of a process with BLAS
@@ -760,7 +760,7 @@ class _BoxLagrangian:
         return best, best_x, best_lam, bound_lam, best_theta, rival, best_anchor, reduction.lo, reduction.hi
 
 
-class _BoxTree:
+class BoxTree:
     """A partition of a box around the feasible set into boxes, each with a certified bound of F_mu."""
 
     def __init__(self, geo, pool=None):

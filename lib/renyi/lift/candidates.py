@@ -30,7 +30,7 @@ OUTPUT_FLOOR = 1e-100
 __all__: list[str] = []
 
 
-def _pull_inside(geo, q):
+def pull_inside(geo, q):
     """Project points onto the feasible set along rays from P_Y (exactly feasible end points)."""
     c = geo.B_pinv @ (q - geo.p[:, None])
     norm = np.linalg.norm(c, axis=0)
@@ -43,7 +43,7 @@ def _pull_inside(geo, q):
     return geo.p[:, None] + geo.B @ (scale * r)
 
 
-def _polish_mechanism(geo, q, w, max_iter):
+def polish_mechanism(geo, q, w, max_iter):
     """Local optimum of sum_u w_u g(q_u) over the whole mechanism (SLSQP), started from (q, w).
 
     Returns its posteriors and weights (feasible to SLSQP's tolerance only).
@@ -104,7 +104,7 @@ def _polish_mechanism(geo, q, w, max_iter):
     return unpack(res.x)
 
 
-def _price_locally(geo, mu, starts, max_iter):
+def price_locally(geo, mu, starts, max_iter):
     """Local maxima of F_mu over the feasible set (SLSQP), from each start (columns)."""
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     log_level = math.log(geo.level) if geo.eps > 0 else 0.0
@@ -140,7 +140,7 @@ def _price_locally(geo, mu, starts, max_iter):
     return np.array(found).T if found else np.zeros((p.size, 0))
 
 
-def _lines_through_centre(geo, q):
+def lines_through_centre(geo, q):
     """Both end points of the line through P_Y parallel to q_i - q_j, for every pair of columns of q.
 
     A two-output optimum lies on such a line; candidates found by a local optimiser are
@@ -158,7 +158,7 @@ def _lines_through_centre(geo, q):
     return geo.rays(np.concatenate([c, -c], axis=1))[1]
 
 
-def _seed_points(model, geo):
+def seed_points(model, geo):
     """End points along A^{-1} D_X^{1/2} v_i for the right singular vectors of W, both signs."""
     if not isinstance(model, LeakageModel) or geo.eps == 0:
         return np.zeros((model.p_y.size, 0))
@@ -169,10 +169,10 @@ def _seed_points(model, geo):
     return geo.rays(c / np.linalg.norm(c, axis=0))[1]
 
 
-def _polish_channel(geo, q, w, seed, max_iter=CHANNEL_POLISH_ITER):
+def polish_channel(geo, q, w, seed, max_iter=CHANNEL_POLISH_ITER):
     """Local optimum over the channel P_{U|Y} itself (|U| = |Y|), started near the mechanism (q, w).
 
-    The posterior parametrisation of :func:`_polish_mechanism` keeps the number of outputs
+    The posterior parametrisation of :func:`polish_mechanism` keeps the number of outputs
     and can stall where an output should split; over the channel, with |Y| rows of which
     the unused ones start at zero plus a small random tilt, SLSQP can split them.  Returns
     the posteriors of the result, moved onto the feasible set (columns; empty on failure).
@@ -234,4 +234,4 @@ def _polish_channel(geo, q, w, seed, max_iter=CHANNEL_POLISH_ITER):
     if not np.any(keep):
         return np.zeros((n, 0))
     posteriors = (joint[keep] / p_u[keep, None]).T
-    return _pull_inside(geo, posteriors / posteriors.sum(axis=0, keepdims=True))
+    return pull_inside(geo, posteriors / posteriors.sum(axis=0, keepdims=True))

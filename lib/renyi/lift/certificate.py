@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import as_pmf, as_real_array, as_real_scalar
-from .model import LeakageModel, _check_alpha, _check_eps
+from .model import LeakageModel, check_order, check_eps
 from ._numerics import LOG_BUDGET_MAX, bisect_feasible
 
 #: Bisection tolerance of epsilon_max, relative (it is printed to 6 digits).
@@ -62,7 +62,7 @@ def taylor_constants(order, rho):
     ----------
     :cite:t:`zamani2026alphalift`, Lemma 1.
     """
-    alpha = _check_alpha(order)
+    alpha = check_order(order)
     rho = as_real_scalar(rho, "rho")
     if not 0 <= rho < 1:
         raise ValueError(f"rho must lie in [0, 1), got {rho!r}")
@@ -171,7 +171,7 @@ def taylor_remainder(h, p_x, order) -> np.ndarray:
     >>> round(float(taylor_remainder(h, p_x, 3)), 12)  # alpha = 3: R = sum_x P_X h^3
     0.006
     """
-    alpha = _check_alpha(order)
+    alpha = check_order(order)
     p_x = as_pmf(p_x, "p_x")
     h = as_real_array(h, "h", allow_empty=False)
     if h.shape[-1] != p_x.size:
@@ -223,7 +223,7 @@ def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
     """
     if not isinstance(model, LeakageModel):
         raise TypeError("model must be a LeakageModel (Theorem 1 needs an invertible P_{X|Y})")
-    eps, alpha = _check_eps(eps), _check_alpha(order)
+    eps, alpha = check_eps(eps), check_order(order)
     if alpha > MAX_ORDER:
         raise ValueError(
             f"order must be at most {MAX_ORDER:g} for Theorem 1 (its constant K_(alpha,rho) overflows "
@@ -312,7 +312,7 @@ def epsilon_max(model: LeakageModel, order) -> float:
     float
         :math:`\epsilon_{\max}` (``inf`` if every budget up to 1000 is admissible).
     """
-    alpha = _check_alpha(order)
+    alpha = check_order(order)
     hi = 1.0
     while certificate(model, hi, alpha).admissible:
         hi *= 2
@@ -339,7 +339,7 @@ def renyi_budget_max(model: LeakageModel, order) -> float:
     float
         :math:`\eta^{\rm R}_{\max}`.
     """
-    order = _check_alpha(order)  # the paper's beta; in code beta is only the softmax sharpness
+    order = check_order(order)  # the paper's beta; in code beta is only the softmax sharpness
     return order / (order - 1) * epsilon_max(model, order)
 
 
@@ -362,8 +362,8 @@ def renyi_certificate(model: LeakageModel, eta, order) -> Certificate:
     -------
     Certificate
     """
-    order = _check_alpha(order)  # the paper's beta
-    eta = _check_eps(eta)
+    order = check_order(order)  # the paper's beta
+    eta = check_eps(eta)
     return certificate(model, (order - 1) * eta / order, order)
 
 
@@ -387,7 +387,7 @@ def corollary1_value(model: LeakageModel, eps) -> float:
     ----------
     :cite:t:`zamani2026alphalift`, Corollary 1.
     """
-    eps = _check_eps(eps)
+    eps = check_eps(eps)
     limit = 0.5 * math.log1p(model.r_val**2)
     if eps > limit * (1 + BUDGET_RTOL):
         raise ValueError(f"Corollary 1 needs eps <= log(1 + r_val^2)/2 = {limit:.6g}, got {eps!r}")

@@ -222,7 +222,7 @@ def budget_use(model, p_u_given_y, eps, order) -> float:
     return -_exact.round_down(-max(excess) / _exact.budget(order, eps, digits))
 
 
-def _build(model, p_u, q, eps, alpha) -> LiftMechanism:
+def build_mechanism(model, p_u, q, eps, alpha) -> LiftMechanism:
     keep = p_u > ZERO_COMPONENT
     p_u, q = p_u[keep] / p_u[keep].sum(), q[:, keep]
     q = np.maximum(q, 0.0)

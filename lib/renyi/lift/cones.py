@@ -27,7 +27,7 @@ CUTS_PER_CONE = 3
 RADIAL_BISECTIONS = 60
 
 
-class _Geometry:
+class Geometry:
     """The feasible set in coordinates c of the affine hull: q = P_Y + B c."""
 
     def __init__(self, model, eps, alpha):
@@ -82,10 +82,10 @@ class _Geometry:
         return (t, q, a, b, on_facet) if with_kind else (t, q, a, b)
 
 
-class _ConeTree:
+class ConeTree:
     """A partition of the directions into simplicial cones, each with simplices that contain Q in it."""
 
-    def __init__(self, geo: _Geometry):
+    def __init__(self, geo: Geometry):
         self.geo = geo
         k, p = geo.k, geo.p
         if geo.k == geo.p.size - 1:

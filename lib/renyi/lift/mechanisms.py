@@ -14,9 +14,9 @@ from scipy.special import logsumexp
 
 from .._docs import fill
 from .certificate import certificate, epsilon_max
-from .channels import LiftMechanism, _build
+from .channels import LiftMechanism, build_mechanism
 from ._numerics import LOG_BUDGET_MAX, ZERO_COMPONENT, bisect_feasible, power
-from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
+from .model import GeneralLeakageModel, LeakageModel, check_order, check_eps
 
 __all__ = ["analytic_mechanism", "directional_mechanism", "asymmetric_mechanism", "null_space_mechanism"]
 
@@ -54,7 +54,7 @@ def analytic_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
             + f" (epsilon_max = {epsilon_max(model, order):.6g})"
         )
     q = np.stack([model.p_y + cert.r_minus * model.d_star, model.p_y - cert.r_minus * model.d_star], axis=1)
-    return _build(model, np.array([0.5, 0.5]), q, cert.eps, cert.order)
+    return build_mechanism(model, np.array([0.5, 0.5]), q, cert.eps, cert.order)
 
 
 def _phi_along(model, sign, alpha, *, log=False):
@@ -112,11 +112,11 @@ def directional_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
 
     {{model_eps_order}}
     """
-    eps, alpha = _check_eps(eps), _check_alpha(order)
+    eps, alpha = check_eps(eps), check_order(order)
     t_plus, t_minus = _scales(model, eps, alpha)
     t = min(model.r_val, t_plus, t_minus)
     q = np.stack([model.p_y + t * model.d_star, model.p_y - t * model.d_star], axis=1)
-    return _build(model, np.array([0.5, 0.5]), q, eps, alpha)
+    return build_mechanism(model, np.array([0.5, 0.5]), q, eps, alpha)
 
 
 @fill(model_eps_order=_MODEL_EPS_ORDER)
@@ -130,12 +130,12 @@ def asymmetric_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
 
     {{model_eps_order}}
     """
-    eps, alpha = _check_eps(eps), _check_alpha(order)
+    eps, alpha = check_eps(eps), check_order(order)
     t_plus, t_minus = _scales(model, eps, alpha)
     if t_plus + t_minus == 0:
-        return _build(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
+        return build_mechanism(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
     q = np.stack([model.p_y + t_plus * model.d_star, model.p_y - t_minus * model.d_star], axis=1)
-    return _build(model, np.array([t_minus, t_plus]) / (t_plus + t_minus), q, eps, alpha)
+    return build_mechanism(model, np.array([t_minus, t_plus]) / (t_plus + t_minus), q, eps, alpha)
 
 
 def null_space_mechanism(model: GeneralLeakageModel) -> LiftMechanism:
@@ -171,4 +171,4 @@ def null_space_mechanism(model: GeneralLeakageModel) -> LiftMechanism:
     t1 = float(np.min(model.p_y[z < -ZERO_COMPONENT] / -z[z < -ZERO_COMPONENT]))
     t2 = float(np.min(model.p_y[z > ZERO_COMPONENT] / z[z > ZERO_COMPONENT]))
     q = np.stack([model.p_y + t1 * z, model.p_y - t2 * z], axis=1)
-    return _build(model, np.array([t2, t1]) / (t1 + t2), q, 0.0, 2.0)
+    return build_mechanism(model, np.array([t2, t1]) / (t1 + t2), q, 0.0, 2.0)

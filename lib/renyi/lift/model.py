@@ -35,14 +35,14 @@ def _check_leakage_matrix(p_x_given_y) -> np.ndarray:
     return a
 
 
-def _check_eps(eps) -> float:
+def check_eps(eps) -> float:
     eps = as_real_scalar(eps, "eps")
     if eps < 0:
         raise ValueError(f"eps must be >= 0, got {eps!r}")
     return eps
 
 
-def _check_alpha(order) -> float:
+def check_order(order) -> float:
     return as_rdp_order(order)
 
 

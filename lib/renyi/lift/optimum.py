@@ -50,18 +50,18 @@ from threadpoolctl import threadpool_limits
 
 from .._validation import as_int, as_real_scalar
 from .certificate import certificate
-from .channels import LiftMechanism, _build, budget_use, from_channel
-from .model import GeneralLeakageModel, LeakageModel, _check_alpha, _check_eps
+from .channels import LiftMechanism, build_mechanism, budget_use, from_channel
+from .model import GeneralLeakageModel, LeakageModel, check_order, check_eps
 from .candidates import (
-    _lines_through_centre,
-    _polish_channel,
-    _polish_mechanism,
-    _price_locally,
-    _pull_inside,
-    _seed_points,
+    lines_through_centre,
+    polish_channel,
+    polish_mechanism,
+    price_locally,
+    pull_inside,
+    seed_points,
 )
-from .boxes import _BoxTree, _WorkerPool
-from .cones import _ConeTree, _Geometry
+from .boxes import BoxTree, WorkerPool
+from .cones import ConeTree, Geometry
 from ._numerics import NEGLIGIBLE_WEIGHT, TINY
 
 __all__ = ["CertifiedOptimum", "global_optimum"]
@@ -264,10 +264,10 @@ def _polished_multiplier(model, geo, columns, weights, mu):
     fixes that.  Where the fit is still poor the LP's dual is returned.
     """
     support = weights > NEGLIGIBLE_WEIGHT
-    q, w = _polish_mechanism(geo, columns[:, support], weights[support], MU_POLISH_ITER)
+    q, w = polish_mechanism(geo, columns[:, support], weights[support], MU_POLISH_ITER)
     w = np.clip(w, 0.0, None)
     stationary, residual = _stationary_multiplier(model, geo, q, w, float(_gains(model, q) @ w))
-    return (stationary if residual <= STATIONARY_RTOL else mu), _pull_inside(geo, q[:, w > NEGLIGIBLE_WEIGHT])
+    return (stationary if residual <= STATIONARY_RTOL else mu), pull_inside(geo, q[:, w > NEGLIGIBLE_WEIGHT])
 
 
 def _solve_priced(model, tree, columns):
@@ -331,7 +331,7 @@ def _prune(model, geo, q, w, *, tolerance):
         for drop in np.argsort(w):
             rest = q[:, np.delete(np.arange(w.size), drop)]
             # Two outputs must lie on one line through P_Y; only those points are tried then.
-            lines = _lines_through_centre(geo, rest)
+            lines = lines_through_centre(geo, rest)
             rest = lines if rest.shape[1] == 2 else np.concatenate([rest, lines], axis=1)
             try:
                 new_value, new_w, _ = _solve_lp(model, rest, _gains(model, rest))
@@ -462,23 +462,23 @@ def global_optimum(
     ----------
     :cite:t:`zamani2026alphalift`, Theorem 2 and Proposition 1.
     """
-    eps, alpha = _check_eps(eps), _check_alpha(order)
+    eps, alpha = check_eps(eps), check_order(order)
     rtol, time_limit, max_cones = _check_search(model, rtol, time_limit, max_cones)
     seed = as_int(seed, "seed", minimum=0)
     workers = _check_workers(workers)
     started = time.perf_counter()
     out_of_time = _clock(time_limit)
-    geo = _Geometry(model, eps, alpha)
+    geo = Geometry(model, eps, alpha)
     if geo.k == 0:  # invertible A at eps = 0: only the trivial mechanism is private
-        mech = _build(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
+        mech = build_mechanism(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
         return _certified(mech, 0.0, "exact", rtol, started, (0, 0))
 
     use_boxes = _boxes_apply(model, geo)
     # Where the boxes run, the cones only set up the first LP (one round: their bound at
     # |Y| = 6 needed 200,000 cones where the boxes need about 200).
     cone_limit = 0.0 if use_boxes else time_limit
-    with _WorkerPool(workers - 1) if use_boxes and workers > 1 else contextlib.nullcontext() as pool:
-        tree = _ConeTree(geo)
+    with WorkerPool(workers - 1) if use_boxes and workers > 1 else contextlib.nullcontext() as pool:
+        tree = ConeTree(geo)
         columns, value, weights, mu, cone_upper = _cone_phase(model, geo, tree, rtol, seed, cone_limit, max_cones)
         computed = [(cone_upper, "branch-and-bound")]
         n_boxes = 0
@@ -529,7 +529,7 @@ def _channel_columns(model, geo, columns, weights, seeds):
     if model.p_y.size > CHANNEL_POLISH_MAX_SIZE:
         return np.zeros((model.p_y.size, 0))
     support = weights > NEGLIGIBLE_WEIGHT
-    found = [_polish_channel(geo, columns[:, support], weights[support], seed) for seed in seeds]
+    found = [polish_channel(geo, columns[:, support], weights[support], seed) for seed in seeds]
     return np.concatenate(found, axis=1)
 
 
@@ -584,7 +584,7 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
             channel_search.record(0, value > previous * (1 + SEARCH_USEFUL * rtol))
             if channel_search.every > BOX_LOCAL_EVERY:
                 break
-    tree = _BoxTree(geo, pool)
+    tree = BoxTree(geo, pool)
     # The tree's mu changes only when the mechanism improves: every change re-solves boxes.
     tree_mu, polished = _polished_multiplier(model, geo, columns, weights, mu)
     columns, value, weights, mu = _enter(model, (columns, value, weights, mu), polished)
@@ -607,7 +607,7 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
         if live.size == 0 or best_upper - value <= rtol * best_upper or out_of_time() or bounds.size >= max_boxes:
             return columns, value, weights, mu, best_upper, bounds.size
         live = live[np.argsort(-bounds[live])][:batch]
-        found = _pull_inside(geo, tree.candidates(live))
+        found = pull_inside(geo, tree.candidates(live))
         worst = found[:, :BOX_LOCAL_STARTS]
         children = tree.split(live)
         while 0 < children.size < BOX_MIN_ROUND:
@@ -624,12 +624,12 @@ def _box_phase(model, geo, cone_tree, lp, rtol, out_of_time, max_boxes, pool=Non
         stuck = found[:, :0]
         if local_search.due(rounds) and not out_of_time(local_search.seconds):
             with local_search.timed():
-                local = _pull_inside(geo, _price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER))
+                local = pull_inside(geo, price_locally(geo, mu, found[:, :BOX_LOCAL_STARTS], BOX_LOCAL_ITER))
                 # The same search at the tree's mu from the worst boxes: a feasible point with
                 # F_mu above value (1 + rtol) proves U(mu) above it, and no split can close the
                 # gap then (at |Y| = 20, eps_max / 2, a fitted mu 2e-4 off held a tree on one
                 # box for most of a 60-s limit).
-                at_tree = _pull_inside(geo, _price_locally(geo, tree_mu, worst, BOX_LOCAL_ITER))
+                at_tree = pull_inside(geo, price_locally(geo, tree_mu, worst, BOX_LOCAL_ITER))
                 stuck = at_tree[:, _priced(model, at_tree, tree_mu) > value * (1 + rtol)]
             found, searches = np.concatenate([found, local, stuck], axis=1), searches + [local_search]
         small = model.p_y.size <= CHANNEL_POLISH_MAX_SIZE
@@ -768,7 +768,7 @@ def _initial_columns(model, geo, tree, seed):
     rng = np.random.default_rng(seed)
     cover = rng.standard_normal((geo.k, 200 * geo.k))
     _, cover_points, _, _ = geo.rays(cover / np.linalg.norm(cover, axis=0))
-    return np.concatenate([model.p_y[:, None], tree.points, cover_points, _seed_points(model, geo)], axis=1)
+    return np.concatenate([model.p_y[:, None], tree.points, cover_points, seed_points(model, geo)], axis=1)
 
 
 def _next_columns(model, columns, weights, new, mu, value):
@@ -804,12 +804,12 @@ def _best_upper_bound(model, eps, alpha, computed):
 def _improve(model, geo, tree, columns, weights, max_iter):
     """Polish the LP's support as a whole mechanism, then price locally from the best columns."""
     support = weights > NEGLIGIBLE_WEIGHT
-    polished, _ = _polish_mechanism(geo, columns[:, support], weights[support], max_iter)
-    columns = np.concatenate([columns, _pull_inside(geo, polished), _lines_through_centre(geo, polished)], axis=1)
+    polished, _ = polish_mechanism(geo, columns[:, support], weights[support], max_iter)
+    columns = np.concatenate([columns, pull_inside(geo, polished), lines_through_centre(geo, polished)], axis=1)
     columns, value, weights, mu = _solve_priced(model, tree, columns)
     reduced = _priced(model, columns, mu)
     starts = columns[:, np.argsort(-reduced)[: min(12, columns.shape[1])]]
-    columns = np.concatenate([columns, _pull_inside(geo, _price_locally(geo, mu, starts, max_iter))], axis=1)
+    columns = np.concatenate([columns, pull_inside(geo, price_locally(geo, mu, starts, max_iter))], axis=1)
     return _solve_priced(model, tree, columns)
 
 
@@ -822,11 +822,11 @@ def _feasible_mechanism(model, w, q, eps, alpha):
     inside Q, a convex set containing P_Y) by 1e-9, 1e-8, ... of their distance: the utility
     loses about twice that, which the reported lower bound and gap include.
     """
-    mech = _build(model, w, q, eps, alpha)
+    mech = build_mechanism(model, w, q, eps, alpha)
     if not mech.feasible:
         w = _exact_weights(model, q, w)
         for shrink in [0.0] + [10.0**-j for j in range(9, 2, -1)]:
-            mech = _build(model, w, model.p_y[:, None] + (1 - shrink) * (q - model.p_y[:, None]), eps, alpha)
+            mech = build_mechanism(model, w, model.p_y[:, None] + (1 - shrink) * (q - model.p_y[:, None]), eps, alpha)
             if mech.feasible:
                 break
     return _within_budget(model, mech, eps, alpha) if eps > 0 else mech

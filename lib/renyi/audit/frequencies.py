@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_samples
+from .._validation import as_samples
 
 
 __all__ = ["DiscreteEstimate", "relative_frequencies"]
@@ -30,7 +30,7 @@ class DiscreteEstimate:
         The outcome of each cell (values, or rows for vector outputs).
     dx : float
         1: every cell has unit weight, so ``sum(p) * dx == 1`` as for a
-        :class:`~renyi.density.GridEstimate`, and the integrals of the delta method
+        :class:`~renyi.audit.density.GridEstimate`, and the integrals of the delta method
         are the same code for both.
     size : int
         The number of cells.

@@ -1,11 +1,11 @@
 r"""Audits of samples too large for memory: the KDE fitted from chunks.
 
-Linear binning is additive, so the default KDE of :func:`renyi.density.kde_on_grid`
+Linear binning is additive, so the default KDE of :func:`renyi.audit.density.kde_on_grid`
 can be accumulated chunk by chunk in memory independent of :math:`n`.  The
 bandwidth needs the sample size, range and robust scale first, so the samples are
 read three times: (1) size, range and finiteness; (2) the evenly strided
 subsample of at most :math:`2^{18}` points behind the robust scale, exactly as
-:func:`renyi.bandwidth.default_bandwidth` takes it; (3) the binning.  The result
+:func:`renyi.audit.bandwidth.default_bandwidth` takes it; (3) the binning.  The result
 is a :class:`renyi.audit.DensityFit` equal to the in-memory fit up to the
 summation order of the counts (last bits), for :func:`renyi.audit.bounds_from_fit`.
 
@@ -21,13 +21,14 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from ._validation import as_int, as_positive_scalar
-from .audit import DensityFit
-from .density import _CHUNK, _linear_bin, _smooth_counts, robust_scale
+from .._validation import as_int, as_positive_scalar
+from .pipeline import DensityFit
+from .bandwidth import robust_scale
+from .density import BIN_CHUNK, linear_bin, smooth_counts
 
 __all__ = ["fit_densities_chunked", "array_chunks"]
 
-_STRIDE_LIMIT = 1 << 18  # the subsample size of density._strided
+_STRIDE_LIMIT = 1 << 18  # the subsample size of density.strided_subsample
 
 
 def array_chunks(array, chunk: int = 10_000_000) -> Callable[[], Iterable[np.ndarray]]:
@@ -131,9 +132,9 @@ def fit_densities_chunked(
         sampler re-seeded inside), or a 1-D array (``numpy.memmap`` included),
         read :func:`array_chunks`-wise.
     bandwidth : float, optional
-        KDE bandwidth; default: the rule of :func:`renyi.bandwidth.default_bandwidth`.
+        KDE bandwidth; default: the rule of :func:`renyi.audit.bandwidth.default_bandwidth`.
     spacing, pad, max_points
-        As for :func:`renyi.density.kde_on_grid`.
+        As for :func:`renyi.audit.density.kde_on_grid`.
 
     Returns
     -------
@@ -184,9 +185,9 @@ def fit_densities_chunked(
                 # checked before binning: a value off the grid would not fit the counts
                 _same_pass(name, n, n, other=arr.min() < first or arr.max() > last)
                 again += float(np.sum(arr))
-            for start in range(0, arr.size, _CHUNK * 16):
-                counts[row] += _linear_bin(arr[start : start + _CHUNK * 16], lo, dx, size)
+            for start in range(0, arr.size, BIN_CHUNK * 16):
+                counts[row] += linear_bin(arr[start : start + BIN_CHUNK * 16], lo, dx, size)
         _same_pass(name, n, seen, other=again != total)
         counts[row] /= n
-    p, q = _smooth_counts(counts, dx, h)
+    p, q = smooth_counts(counts, dx, h)
     return DensityFit(p, q, dx, n_p, n_q, False, size, float(h), float(scale))

@@ -8,7 +8,7 @@ Two sweeps reproduce and extend Section IV of Kutta, Askin and Dunsche (2024):
     :math:`10^3` to :math:`10^7` per side, :math:`R=100` replicates per point,
     library defaults for :math:`(h,\tau,\beta)`.
     Each row also holds eq. (16) exactly as printed on the same samples
-    (``lower_eq16``), the paper-regime floor of :func:`renyi.floor.paper_floor`
+    (``lower_eq16``), the paper-regime floor of :func:`renyi.audit.floor.paper_floor`
     with eq. (16) as printed (``lower_paper``, continuous outputs), and the
     default bound over both directions (``lower_both``).
 ``tuning``
@@ -23,7 +23,7 @@ Two sweeps reproduce and extend Section IV of Kutta, Askin and Dunsche (2024):
 ``floor_r``
     Randomized response and shuffled RR at :math:`n=10^4`–:math:`10^6`: the
     default bound for several values of the discrete floor constant
-    :math:`r` of :func:`renyi.floor.default_floor`.
+    :math:`r` of :func:`renyi.audit.floor.default_floor`.
 
 Every task — one (sweep, case, n, block of replicates) — draws from its
 own stream ``SeedSequence(ROOT_SEED, spawn_key=task.key)``, a function of the
@@ -47,7 +47,7 @@ together into one folder all keep their entries.  Arguments that select
 nothing are refused.  Ctrl-C cancels pending tasks, keeps every finished part
 and exits with status 130.
 
-Run ``python -m renyi.experiments --help`` (or ``make data``).
+Run ``python -m renyi.sweeps --help`` (or ``make data``).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ import sys
 from pathlib import Path
 
 
-from ._docs import CLI_MAIN, fill
+from .._docs import CLI_MAIN, fill
 from .datafiles import (
     ManifestError,
     check_target,
@@ -75,25 +75,11 @@ from .datafiles import (
     versions,
     write_rows,
 )
-from ._validation import as_int
+from .._validation import as_int
 
-# The sweep definitions and the rows of one task live in renyi.sweeps; their names stay importable here.
-from .sweeps import (
-    ALPHA,  # noqa: F401
-    FIELDS,
-    FLOOR_R,  # noqa: F401
-    ORDERS,  # noqa: F401
-    ROOT_SEED,
-    SECTION4,  # noqa: F401
-    SWEEPS,
-    TUNING,  # noqa: F401
-    Task,
-    run_task,
-    summarize,  # noqa: F401
-    tasks_for,
-)
+from .definitions import FIELDS, ROOT_SEED, SWEEPS, Task, run_task, tasks_for
 
-__all__ = ["run_sweeps", "read_rows", "load_sweep", "ShippedDataError", "main"]
+__all__ = ["run_sweeps", "load_sweep", "ShippedDataError", "main"]
 
 
 def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, **restrict) -> list[dict]:
@@ -118,7 +104,7 @@ def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, 
     if name not in SWEEPS:
         raise ValueError(f"unknown sweep {name!r}; choose one of {', '.join(SWEEPS)}")
     if not recompute:
-        folder = Path(data) if data is not None else Path(__file__).resolve().parents[2] / "data"
+        folder = Path(data) if data is not None else Path(__file__).resolve().parents[3] / "data"
         return read_rows(folder / "part1" / f"{name}.csv")
     import tempfile
 
@@ -130,8 +116,9 @@ def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, 
 def _library_digest() -> str:
     """sha256 of the library's source: a part computed by other code is never reused."""
     h = hashlib.sha256()
-    for path in sorted(Path(__file__).resolve().parent.rglob("*.py")):
-        h.update(path.name.encode())
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()
 
@@ -184,7 +171,7 @@ def _make_executor(workers: int, dask_scheduler: str | None):
             from dask.distributed import Client
         except ImportError:
             raise SystemExit(
-                "renyi.experiments: --dask-scheduler needs dask[distributed] (pip install 'renyi[distributed]')"
+                "renyi.sweeps: --dask-scheduler needs dask[distributed] (pip install 'renyi[distributed]')"
             ) from None
         return Client(dask_scheduler).get_executor()
     if workers == 1:
@@ -222,7 +209,7 @@ def run_sweeps(
     ------
     ValueError
         When the restriction selects no task, or names unknown sweeps.
-    renyi.datafiles.ManifestError
+    renyi.sweeps.datafiles.ManifestError
         (also importable here as ``ShippedDataError``) When ``force`` is False and ``out``
         already holds a sweep's CSV that the manifest does not describe exactly (no manifest,
         no entry, another checksum, other parameters), or the manifest cannot be read.
@@ -275,7 +262,7 @@ def run_sweeps(
             "sha256": file_sha256(path),
             "bytes": path.stat().st_size,
             "rows": rows,
-            "command": command or f"python -m renyi.experiments --sweeps {sweep}",
+            "command": command or f"python -m renyi.sweeps --sweeps {sweep}",
             "parameters": effective[sweep],
             "root_seed": ROOT_SEED,
             "spawn_scheme": "SeedSequence(root_seed, spawn_key=(sweep, case, size, block) indices)"
@@ -287,7 +274,7 @@ def run_sweeps(
         out, entries, description="Part I simulation results; see data/README.md. Verified by tests/test_data.py."
     )
     for line in problems:
-        print(f"renyi.experiments: warning: {line}", file=sys.stderr)
+        print(f"renyi.sweeps: warning: {line}", file=sys.stderr)
     return entries
 
 
@@ -373,11 +360,11 @@ def _at_least_one(kind):
 
 @fill(cli_main=CLI_MAIN)
 def main(argv=None) -> int:
-    """The command line ``python -m renyi.experiments`` (``make data``).
+    """The command line ``python -m renyi.sweeps`` (``make data``).
 
     {{cli_main}}
     """
-    parser = argparse.ArgumentParser(prog="python -m renyi.experiments", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m renyi.sweeps", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("data"), help="data folder (default: data)")
     parser.add_argument("--sweeps", nargs="+", choices=list(SWEEPS), default=list(SWEEPS))
     parser.add_argument(
@@ -401,10 +388,10 @@ def main(argv=None) -> int:
         if not sizes:
             parser.exit(
                 2,
-                f"renyi.experiments: error: --max-n {args.max_n:g} selects no sample size "
+                f"renyi.sweeps: error: --max-n {args.max_n:g} selects no sample size "
                 f"(the smallest is {min(n for s in args.sweeps for n in SWEEPS[s]['sizes']):,})\n",
             )
-    command = "python -m renyi.experiments " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m renyi.sweeps " + " ".join(argv if argv is not None else sys.argv[1:])
     executor = _make_executor(args.workers, args.dask_scheduler)
     try:
         run_sweeps(
@@ -418,10 +405,10 @@ def main(argv=None) -> int:
             force=args.force,
         )
     except (ShippedDataError, ValueError, OSError) as exc:
-        print(f"renyi.experiments: error: {exc}", file=sys.stderr)
+        print(f"renyi.sweeps: error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("renyi.experiments: interrupted; finished tasks are kept and a rerun resumes", file=sys.stderr)
+        print("renyi.sweeps: interrupted; finished tasks are kept and a rerun resumes", file=sys.stderr)
         return 130
     finally:
         if executor is not None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._docs import fill
-from ._validation import as_positive_scalar, as_real_array
+from .._docs import fill
+from .._validation import as_positive_scalar, as_real_array
 
 __all__ = ["robust_scale", "silverman_bandwidth", "scott_bandwidth", "undersmoothed_bandwidth", "default_bandwidth"]
 
@@ -27,7 +27,7 @@ float
 """
 
 
-def _strided(x: np.ndarray, limit: int = 1 << 18) -> np.ndarray:
+def strided_subsample(x: np.ndarray, limit: int = 1 << 18) -> np.ndarray:
     return x if x.size <= limit else x[:: x.size // limit]
 
 
@@ -127,5 +127,5 @@ def default_bandwidth(samples_p, samples_q, *, rate: float = 0.35, constant: flo
     """
     xp = as_real_array(samples_p, "samples_p", ndim=1)
     xq = as_real_array(samples_q, "samples_q", ndim=1)
-    scale = 0.5 * (robust_scale(_strided(xp)) + robust_scale(_strided(xq)))
+    scale = 0.5 * (robust_scale(strided_subsample(xp)) + robust_scale(strided_subsample(xq)))
     return as_positive_scalar(constant, "constant") * scale * min(xp.size, xq.size) ** (-rate)

@@ -1,7 +1,7 @@
 r"""The result of an audit: :class:`LowerBound`, one lower confidence bound for :math:`\varepsilon(\lambda)`.
 
 Produced by :func:`~renyi.audit.rdp_lower_bound` and :func:`~renyi.audit.audit`, judged
-against a claim by :func:`~renyi.verdict.verdict`.
+against a claim by :func:`~renyi.audit.verdict`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class LowerBound:
     cells : int
         Grid points (continuous) or observed outcomes (discrete).
     bias : float
-        Estimated second-order bias of ``estimate`` (:func:`~renyi.delta_method.second_order_bias`
+        Estimated second-order bias of ``estimate`` (:func:`~renyi.audit.delta_method.second_order_bias`
         minus :math:`(\lambda-1)\mathrm{se}^2/2`); ``max(bias, 0)`` is subtracted
         when ``bias_corrected``.
     bias_corrected : bool
@@ -60,8 +60,8 @@ class LowerBound:
     reliable : bool
         True when the delta-method bound at ``order`` itself is reported: its
         standard error of :math:`\log\hat F`, :math:`(\lambda-1)\,\mathrm{se}`,
-        is at most :data:`~renyi.delta_method.MAX_LOG_SCALE_ERROR` (and, without the bias
-        correction, the bias at most :data:`~renyi.delta_method.MAX_UNCORRECTED_BIAS` standard
+        is at most :data:`~renyi.audit.delta_method.MAX_LOG_SCALE_ERROR` (and, without the bias
+        correction, the bias at most :data:`~renyi.audit.delta_method.MAX_UNCORRECTED_BIAS` standard
         errors).  When False, ``lower`` is the bound at the smaller
         ``bound_order``, valid here because :math:`D_\lambda` is nondecreasing
         in :math:`\lambda`, or 0 when no order qualifies.
@@ -71,7 +71,7 @@ class LowerBound:
         Why the bound is not reliable (empty when it is).
     warnings : tuple of str
         What makes the numbers doubtful even where the rule above passes: fewer than
-        :data:`~renyi.delta_method.MIN_SAMPLES` outputs on a side, or an estimate more than one
+        :data:`~renyi.audit.delta_method.MIN_SAMPLES` outputs on a side, or an estimate more than one
         standard error below 0, which a divergence cannot be (the density estimates then do
         not describe the samples: too few outputs, a floor, sharpness or bandwidth far from
         the data's scale, or continuous values read as discrete).  Empty normally.

@@ -1,8 +1,8 @@
 r"""The base class of the Section IV mechanisms, the adjacent pair (21), and their input checks.
 
-The mechanisms themselves are in :mod:`renyi.mechanisms` (additive, subsampled, noisy
-gradient descent, and the registry :data:`~renyi.mechanisms.MECHANISMS`) and
-:mod:`renyi.randomized_response`.
+The mechanisms themselves are in :mod:`renyi.mechanisms.catalogue` (additive, subsampled,
+noisy gradient descent, and the registry :data:`~renyi.mechanisms.MECHANISMS`) and
+:mod:`renyi.mechanisms.randomized_response`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ._validation import as_generator, as_rdp_order, as_real_array
+from .._validation import as_generator, as_rdp_order, as_real_array
 
 __all__ = ["ADJACENT_PAIR", "MAX_TARGET_ORDER", "Mechanism"]
 
@@ -21,10 +21,10 @@ ADJACENT_PAIR: tuple[np.ndarray, np.ndarray] = (np.eye(1, 10).ravel(), np.zeros(
 
 
 #: Outputs are generated in chunks of this many draws to bound peak memory.
-_CHUNK = 2_000_000
+SAMPLE_CHUNK = 2_000_000
 
 
-def _check_database(database, *, binary: bool = False) -> np.ndarray:
+def check_database(database, *, binary: bool = False) -> np.ndarray:
     x = as_real_array(database, "database", ndim=1)
     if np.any((x < 0) | (x > 1)):
         raise ValueError("database entries must lie in [0, 1] (the unit cube of Section IV)")
@@ -33,7 +33,7 @@ def _check_database(database, *, binary: bool = False) -> np.ndarray:
     return x
 
 
-def _check_n(n) -> int:
+def check_n(n) -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"n must be an integer, got {n!r}")
     if n < 1:
@@ -41,7 +41,7 @@ def _check_n(n) -> int:
     return int(n)
 
 
-def _check_rng(rng) -> np.random.Generator:
+def check_rng(rng) -> np.random.Generator:
     return as_generator(rng)
 
 
@@ -51,7 +51,7 @@ def _check_rng(rng) -> np.random.Generator:
 MAX_TARGET_ORDER = 10_000
 
 
-def _target_order(order) -> float:
+def check_target_order(order) -> float:
     lam = as_rdp_order(order)
     if lam > MAX_TARGET_ORDER:
         raise ValueError(
@@ -61,7 +61,7 @@ def _target_order(order) -> float:
     return lam
 
 
-def _integer_order(order: float) -> int | None:
+def integer_order(order: float) -> int | None:
     return int(order) if float(order).is_integer() and order >= 2 else None
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import as_order
+from .._validation import as_order
 
 __all__ = ["Verdict", "VerdictRow", "verdict", "test_claim", "claim_pure_dp", "claim_zcdp", "claim_gaussian"]
 
@@ -168,7 +168,7 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
     >>> import numpy as np
     >>> from renyi.audit import audit
     >>> from renyi.mechanisms import ADJACENT_PAIR
-    >>> from renyi.verdict import claim_gaussian, verdict
+    >>> from renyi.audit import claim_gaussian, verdict
     >>> rng = np.random.default_rng(1)
     >>> orders = [2, 5]
     >>> bounds = audit("gaussian", *ADJACENT_PAIR, 100_000, orders, rng=rng,
@@ -179,8 +179,8 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
     >>> verdict(bounds, claim_gaussian(sigma=20.0, sensitivity=1.0)).refuted
     True
     """
-    from .audit import LowerBound
-    from ._validation import as_probability
+    from .pipeline import LowerBound
+    from .._validation import as_probability
 
     alpha = as_probability(alpha, "alpha")
     bounds = [bounds] if isinstance(bounds, LowerBound) else list(bounds)
@@ -215,7 +215,7 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
             f"these {len(bounds)} bounds spend a total error level of {spent:.4g}, more than "
             f"alpha = {alpha:g}, so a refutation would not be family-wise at {alpha:g}; compute "
             f"them with alpha={per_order:.4g} (alpha / number of orders) or use "
-            "renyi.verdict.test_claim"
+            "renyi.audit.test_claim"
         )
     return Verdict(refuted=any(row.refutes for row in rows), alpha=alpha, spent=spent, rows=tuple(rows))
 
@@ -239,8 +239,8 @@ def test_claim(samples_p, samples_q, claimed, orders, *, alpha=0.05, **options) 
     -------
     Verdict
     """
-    from ._validation import as_orders, as_probability
-    from .audit import rdp_lower_bound
+    from .._validation import as_orders, as_probability
+    from .pipeline import rdp_lower_bound
 
     alpha = as_probability(alpha, "alpha")
     orders, _ = as_orders(orders)

@@ -201,7 +201,7 @@ def build_model(a, prior, prior_of):
     -------
     LeakageModel or GeneralLeakageModel
     """
-    from .lift import GeneralLeakageModel, LeakageModel
+    from ..lift import GeneralLeakageModel, LeakageModel
 
     n_x, n_y = a.shape
     expected = n_x if prior_of == "x" else n_y
@@ -301,10 +301,10 @@ def design(args) -> dict:
     -------
     dict
     """
-    from .divergence import alpha_lift
-    from .lift._numerics import FEASIBILITY_RTOL, ZERO_BUDGET_ATOL
-    from .lift.channels import budget_use
-    from .lift import (
+    from ..divergence import alpha_lift
+    from ..lift._numerics import FEASIBILITY_RTOL, ZERO_BUDGET_ATOL
+    from ..lift.channels import budget_use
+    from ..lift import (
         LeakageModel,
         asymmetric_mechanism,
         certificate,

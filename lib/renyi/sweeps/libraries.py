@@ -7,7 +7,7 @@ Each configuration wraps a documented call of a third-party library as a black b
 Three *mis-calibrated* configurations reproduce realistic bugs in those same calls.
 
 The libraries are an optional extra (``pip install -e .[libraries]``); nothing else in
-the compendium imports this module.  Run ``python -m renyi.libraries --out data`` (or
+the compendium imports this module.  Run ``python -m renyi.sweeps.libraries --out data`` (or
 ``make data-libraries``): it refuses to overwrite a shipped file unless ``--force`` is given.
 
 Reproducibility: diffprivlib's mechanisms take a ``random_state`` and are seeded from
@@ -30,10 +30,10 @@ from typing import Callable
 
 import numpy as np
 
-from ._docs import CLI_MAIN, fill
+from .._docs import CLI_MAIN, fill
 from .datafiles import ManifestError
-from .divergence import gaussian_renyi, laplace_renyi
-from .verdict import claim_gaussian, claim_pure_dp, claim_zcdp, verdict
+from ..closed_forms import gaussian_renyi, laplace_renyi
+from ..audit import claim_gaussian, claim_pure_dp, claim_zcdp, verdict
 
 __all__ = ["Config", "CONFIGS", "ROOT_SEED", "ORDERS", "ALPHA", "configs", "run_one", "run", "load", "main"]
 
@@ -342,7 +342,7 @@ def run_one(config: Config, n: int, seed_p: int, seed_q: int) -> list[dict]:
     p = config.sampler(one, n, seed_p)
     q = config.sampler(zero, n, seed_q)
     sampled = time.perf_counter()
-    from .audit import rdp_lower_bound
+    from ..audit import rdp_lower_bound
 
     bounds = rdp_lower_bound(p, q, list(ORDERS), alpha=ALPHA / len(ORDERS), discrete=config.discrete or None)
     result = verdict(bounds, config.claim, alpha=ALPHA)
@@ -409,7 +409,7 @@ def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=T
         "bytes": path.stat().st_size,
         "sha256": file_sha256(path),
         "rows": len(rows),
-        "command": "python -m renyi.libraries --out data",
+        "command": "python -m renyi.sweeps.libraries --out data",
         "git_commit": git_output("rev-parse", "HEAD"),
         "lib_dirty": bool(git_output("status", "--porcelain", "lib")),
         "root_seed": ROOT_SEED,
@@ -434,7 +434,7 @@ def run(out: Path, *, force=False, sizes=None, replicates=REPLICATES, progress=T
         },
     }
     for line in update_manifest(out, {"part1/libraries.csv": entry}):
-        print(f"renyi.libraries: warning: {line}", file=sys.stderr)
+        print(f"renyi.sweeps.libraries: warning: {line}", file=sys.stderr)
     return path
 
 
@@ -457,7 +457,7 @@ def load(data: Path | None = None) -> list[dict]:
     """
     import csv
 
-    folder = Path(data) if data is not None else Path(__file__).resolve().parents[2] / "data"
+    folder = Path(data) if data is not None else Path(__file__).resolve().parents[3] / "data"
     with open(folder / "part1" / "libraries.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     out = []
@@ -489,11 +489,11 @@ def _positive_int(text: str) -> int:
 
 @fill(cli_main=CLI_MAIN)
 def main(argv=None) -> int:
-    """The command line ``python -m renyi.libraries`` (``make data-libraries``).
+    """The command line ``python -m renyi.sweeps.libraries`` (``make data-libraries``).
 
     {{cli_main}}
     """
-    parser = argparse.ArgumentParser(prog="python -m renyi.libraries", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m renyi.sweeps.libraries", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="the data folder (data/)")
     parser.add_argument("--force", action="store_true", help="overwrite a shipped libraries.csv")
     parser.add_argument("--replicates", type=_positive_int, default=REPLICATES)
@@ -502,13 +502,13 @@ def main(argv=None) -> int:
         configs()
     except ImportError as exc:
         print(
-            f"renyi.libraries: error: {exc.name or exc} is not installed; pip install -e .[libraries]", file=sys.stderr
+            f"renyi.sweeps.libraries: error: {exc.name or exc} is not installed; pip install -e .[libraries]", file=sys.stderr
         )
         return 1
     try:
         print(run(args.out, force=args.force, replicates=args.replicates))
     except (FileExistsError, ManifestError) as exc:
-        print(f"renyi.libraries: error: {exc}", file=sys.stderr)
+        print(f"renyi.sweeps.libraries: error: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -12,10 +12,10 @@ import math
 import numpy as np
 from scipy import special
 
-from ._docs import fill
-from ._validation import as_probability, as_real_array
-from .divergence import log_integral
-from .floor import _KERNEL_ROUGHNESS, softmax_derivative, softmax_floor
+from .._docs import fill
+from .._validation import as_probability, as_real_array
+from ..divergence import log_integral
+from .floor import KERNEL_ROUGHNESS, softmax_derivative, softmax_floor
 
 __all__ = [
     "floored_estimate",
@@ -67,7 +67,7 @@ MIN_SAMPLES = 30
 NEAR_ONE = 1e-3
 
 
-class _Plugin:
+class PlugIn:
     """The order-independent pieces of the floored plug-in for one direction and one tuning.
 
     Every integral of eqs. (16)-(18) and of the bias carries a factor of p_hat, so only the
@@ -176,7 +176,7 @@ def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
     ----------
     :cite:t:`kutta2024lower`, eqs. (16)–(18).
     """
-    estimate, var_p, var_q, _ = _Plugin(p_hat, q_hat, floor, beta, dx).moments(float(order))
+    estimate, var_p, var_q, _ = PlugIn(p_hat, q_hat, floor, beta, dx).moments(float(order))
     return estimate, var_p, var_q
 
 
@@ -248,7 +248,7 @@ def second_order_bias(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, kernel_
     float
     """
     lam = float(order)
-    plugin = _Plugin(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor)
+    plugin = PlugIn(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor)
     _, var_p, var_q, log_f = plugin.moments(lam)
     if std_error is None:
         std_error = math.sqrt(var_p / n_p + var_q / n_q)
@@ -295,18 +295,18 @@ def bound_from_densities(
         raise ValueError(
             f"p_hat and q_hat must be non-negative estimates on one grid, got shapes {p_hat.shape} and {q_hat.shape}"
         )
-    kernel_factor = 1.0 if bandwidth is None else _KERNEL_ROUGHNESS / bandwidth
-    return _Plugin(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor).bound(float(order), alpha, bias_correction)
+    kernel_factor = 1.0 if bandwidth is None else KERNEL_ROUGHNESS / bandwidth
+    return PlugIn(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor).bound(float(order), alpha, bias_correction)
 
 
-def _reliable(order, se, bias, bias_correction) -> bool:
+def is_reliable(order, se, bias, bias_correction) -> bool:
     """The rule of :data:`MAX_LOG_SCALE_ERROR` and :data:`MAX_UNCORRECTED_BIAS`."""
     if not (order - 1) * se <= MAX_LOG_SCALE_ERROR:
         return False
     return bias_correction or bias <= MAX_UNCORRECTED_BIAS * se
 
 
-def _fallback_orders(order):
+def fallback_orders(order):
     """Orders below ``order`` to try, largest first: 1 + (order - 1) * 2**(-k/2), k = 1, 2, ...
 
     At least 40 steps, and on until order - 1 falls below 1e-6: from any order the audit
@@ -320,12 +320,12 @@ def _fallback_orders(order):
     return ladder
 
 
-def _one_direction(plugin: _Plugin, lam, *, alpha, bias_correction):
+def bound_one_direction(plugin: PlugIn, lam, *, alpha, bias_correction):
     """Bound at ``lam`` for one direction, with the fallback to a smaller order."""
     n_p, n_q = plugin.n_p, plugin.n_q
     estimate, se, bias, lower = plugin.bound(lam, alpha, bias_correction)
     out = dict(estimate=estimate, std_error=se, bias=bias, lower=lower, reliable=True, bound_order=lam, note="")
-    if _reliable(lam, se, bias, bias_correction):
+    if is_reliable(lam, se, bias, bias_correction):
         return out
     n_min = min(n_p, n_q)
     if (lam - 1) * se > MAX_LOG_SCALE_ERROR:
@@ -340,9 +340,9 @@ def _one_direction(plugin: _Plugin, lam, *, alpha, bias_correction):
             f"eq. (16) without the bias correction is anti-conservative here (estimated bias "
             f"{bias / se:.2g} standard errors > {MAX_UNCORRECTED_BIAS:g})"
         )
-    for smaller in _fallback_orders(lam):
+    for smaller in fallback_orders(lam):
         e2, se2, b2, l2 = plugin.bound(smaller, alpha, bias_correction)
-        if _reliable(smaller, se2, b2, bias_correction):
+        if is_reliable(smaller, se2, b2, bias_correction):
             out.update(
                 lower=min(l2, estimate),
                 reliable=False,

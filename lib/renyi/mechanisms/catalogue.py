@@ -26,24 +26,21 @@ from typing import ClassVar
 import numpy as np
 from scipy import special, stats
 
-from ._docs import fill
-from ._validation import as_int, as_positive_scalar, as_probability
-from .divergence import gaussian_renyi, laplace_renyi, quadrature_renyi
+from .._docs import fill
+from .._validation import as_int, as_positive_scalar, as_probability
+from ..closed_forms import gaussian_renyi, laplace_renyi, quadrature_renyi
 
-# The base class and the adjacent pair (renyi.mechanism) and randomized response
-# (renyi.randomized_response) are re-exported: the registry below is the public entry point.
-from .mechanism import (
-    _CHUNK,
+from .base import (
     ADJACENT_PAIR,
-    MAX_TARGET_ORDER,  # noqa: F401
+    SAMPLE_CHUNK,
     Mechanism,
-    _check_database,
-    _check_n,
-    _check_rng,
-    _integer_order,
-    _target_order,
+    check_database,
+    check_n,
+    check_rng,
+    check_target_order,
+    integer_order,
 )
-from .randomized_response import RandomizedResponse, ShuffledRandomizedResponse, shuffled_rr_rdp  # noqa: F401
+from .randomized_response import RandomizedResponse, ShuffledRandomizedResponse
 
 __all__ = [
     "MECHANISMS",
@@ -80,7 +77,7 @@ class _AdditiveMechanism(Mechanism):
         self._normalise(scale=as_positive_scalar(self.scale, "scale"))
 
     def sample(self, database, n, rng):
-        x, n, rng = _check_database(database), _check_n(n), _check_rng(rng)
+        x, n, rng = check_database(database), check_n(n), check_rng(rng)
         return x.sum() + getattr(rng, self._noise)(0.0, self.scale, size=n)
 
     def logpdf(self, database):
@@ -111,7 +108,7 @@ class LaplaceMechanism(_AdditiveMechanism):
     _law: ClassVar[object] = stats.laplace
 
     def target(self, order):
-        return laplace_renyi(1.0, 0.0, self.scale, _target_order(order))
+        return laplace_renyi(1.0, 0.0, self.scale, check_target_order(order))
 
 
 @dataclass(frozen=True)
@@ -129,7 +126,7 @@ class GaussianMechanism(_AdditiveMechanism):
     _law: ClassVar[object] = stats.norm
 
     def target(self, order):
-        return gaussian_renyi(1.0, self.scale, 0.0, self.scale, _target_order(order))
+        return gaussian_renyi(1.0, self.scale, 0.0, self.scale, check_target_order(order))
 
 
 # --------------------------------------------------------------- subsampled
@@ -174,7 +171,7 @@ def subsampled_rdp(base_rdp, gamma: float, order: int, *, as_printed: bool = Fal
     ----------
     :cite:t:`zhu2019poisson`; :cite:t:`kutta2024lower`, Section IV (b).
     """
-    lam = _integer_order(order)
+    lam = integer_order(order)
     if lam is None:
         raise ValueError(f"order must be an integer >= 2 for the binomial expansion, got {order!r}")
     gamma = as_probability(gamma, "gamma")
@@ -232,20 +229,20 @@ class SubsampledMechanism(Mechanism):
         return (LaplaceMechanism if self.noise == "laplace" else GaussianMechanism)(self.scale)
 
     def sample(self, database, n, rng):
-        x, n, rng = _check_database(database), _check_n(n), _check_rng(rng)
+        x, n, rng = check_database(database), check_n(n), check_rng(rng)
         # Records equal to 0 add nothing whatever the coin, so only the others need coins.
         nz = x[x != 0]
         out = np.empty(n)
-        for start in range(0, n, _CHUNK):
-            k = min(_CHUNK, n - start)
+        for start in range(0, n, SAMPLE_CHUNK):
+            k = min(SAMPLE_CHUNK, n - start)
             total = (rng.random((k, nz.size)) < self.gamma) @ nz if nz.size else np.zeros(k)
             noise = rng.laplace(0, self.scale, k) if self.noise == "laplace" else rng.normal(0, self.scale, k)
             out[start : start + k] = total + noise
         return out
 
     def target(self, order):
-        lam = _target_order(order)
-        if _integer_order(lam) is not None:
+        lam = check_target_order(order)
+        if integer_order(lam) is not None:
             return subsampled_rdp(self.base.target, self.gamma, int(lam))
         return quadrature_renyi(
             self.logpdf(ADJACENT_PAIR[0]), self.logpdf(ADJACENT_PAIR[1]), lam, kinks=(0.0, 1.0), span=80 * self.scale
@@ -253,13 +250,13 @@ class SubsampledMechanism(Mechanism):
 
     def reverse_target(self, order):
         """:math:`D_\\lambda(q\\|p)`: the base noise against the subsampled mixture, by quadrature."""
-        lam = _target_order(order)
+        lam = check_target_order(order)
         return quadrature_renyi(
             self.logpdf(ADJACENT_PAIR[1]), self.logpdf(ADJACENT_PAIR[0]), lam, kinks=(0.0, 1.0), span=80 * self.scale
         )
 
     def logpdf(self, database):
-        x = _check_database(database)
+        x = check_database(database)
         base = stats.laplace if self.noise == "laplace" else stats.norm
         nz = x[x != 0]
         # Law of the subsampled sum: a finite mixture over subsets of the non-zero records.
@@ -337,12 +334,12 @@ class NoisyGradientDescent(Mechanism):
         self._normalise(eta=eta, scale=as_positive_scalar(self.scale, "scale"))
 
     def sample(self, database, n, rng):
-        x, n, rng = _check_database(database), _check_n(n), _check_rng(rng)
+        x, n, rng = check_database(database), check_n(n), check_rng(rng)
         xbar = x.mean()
         out = np.empty(n)
         noise_sd = math.sqrt(2 * self.eta) * self.scale
-        for start in range(0, n, _CHUNK):
-            k = min(_CHUNK, n - start)
+        for start in range(0, n, SAMPLE_CHUNK):
+            k = min(SAMPLE_CHUNK, n - start)
             theta = np.zeros(k)
             for _ in range(self.steps):
                 theta -= self.eta * (theta - xbar)  # gradient of the mean loss
@@ -352,13 +349,13 @@ class NoisyGradientDescent(Mechanism):
 
     def output_law(self, database) -> tuple[float, float]:
         """Exact mean and standard deviation of :math:`\\theta_K` (Gaussian)."""
-        x = _check_database(database)
+        x = check_database(database)
         a = (1 - self.eta) ** self.steps
         var = 2 * self.scale**2 * (1 - a * a) / (2 - self.eta)
         return float(x.mean() * (1 - a)), math.sqrt(var)
 
     def target(self, order):
-        lam = _target_order(order)
+        lam = check_target_order(order)
         m = ADJACENT_PAIR[0].size
         a = (1 - self.eta) ** self.steps
         return lam / (4 * self.scale**2 * m**2) * (2 - self.eta) / (1 + a) * (1 - a)

@@ -1,10 +1,10 @@
 r"""The Part I sweeps: their definitions, their tasks, and the rows one task computes.
 
-Each sweep of :mod:`renyi.experiments` is a dict of parameters in :data:`SWEEPS`; a
+Each sweep of :mod:`renyi.sweeps` is a dict of parameters in :data:`SWEEPS`; a
 :class:`Task` is one (sweep, case, n, block of replicates), drawing from its own stream
 ``SeedSequence(ROOT_SEED, spawn_key=task.key)``; :func:`run_task` computes its rows and
 :func:`summarize` aggregates them for the chapters.  Writing files, caching parts and the
-manifest are :mod:`renyi.experiments`' job.
+manifest are :mod:`renyi.sweeps`' job.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .audit import DensityFit, bound_from_densities, bounds_from_fit, default_floor, fit_densities, paper_floor
-from .mechanisms import ADJACENT_PAIR, MECHANISMS, GaussianMechanism
+from ..audit import DensityFit, bound_from_densities, bounds_from_fit, default_floor, fit_densities, paper_floor
+from ..mechanisms import ADJACENT_PAIR, MECHANISMS, GaussianMechanism
 
 __all__ = [
     "ROOT_SEED",
@@ -309,7 +309,7 @@ def claimed_curve(name: str):
         ``order -> claimed epsilon(order)``: the tight pure-DP curve of randomized response, or
         the Gaussian curve of noise scale 5 for both Gaussian cases.
     """
-    from .verdict import claim_gaussian, claim_pure_dp
+    from ..audit import claim_gaussian, claim_pure_dp
 
     if name == "randomized_response":
         return claim_pure_dp(MECHANISMS[name].params["eps0"])
@@ -318,7 +318,7 @@ def claimed_curve(name: str):
 
 def _verdict_row(base, name, fit: DensityFit, orders):
     """The family-wise verdict (each order at ALPHA / k) and the per-order rule (each at ALPHA)."""
-    from .verdict import verdict
+    from ..audit import verdict
 
     claim = claimed_curve(name)
     family = bounds_from_fit(fit, orders, alpha=ALPHA / len(orders))

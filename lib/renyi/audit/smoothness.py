@@ -22,8 +22,8 @@ import math
 
 import numpy as np
 
-from ._docs import fill
-from ._validation import as_int, as_positive_scalar, as_real_array
+from .._docs import fill
+from .._validation import as_int, as_positive_scalar, as_real_array
 
 __all__ = ["l2_modulus", "laplace_derivative", "gaussian_derivative", "holder_exponent", "laplace_modulus_closed_form"]
 

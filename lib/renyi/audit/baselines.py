@@ -16,9 +16,9 @@ import math
 
 import numpy as np
 
-from ._validation import as_positive_scalar, as_rdp_order, as_real_array
-from ._validation import as_generator, as_int
-from .divergence import log_integral
+from .._validation import as_positive_scalar, as_rdp_order, as_real_array
+from .._validation import as_generator, as_int
+from ..divergence import log_integral
 
 __all__ = ["ESTIMATORS", "compare_estimators", "naive_plugin", "hard_floor_plugin", "histogram_renyi"]
 
@@ -139,16 +139,16 @@ def compare_estimators(
     Examples
     --------
     >>> import numpy as np
-    >>> from renyi.baselines import ESTIMATORS, compare_estimators
+    >>> from renyi.audit.baselines import ESTIMATORS, compare_estimators
     >>> from renyi.mechanisms import MECHANISMS
     >>> out = compare_estimators(MECHANISMS["gaussian"], 2, n=2000, reps=2,
     ...                          rng=np.random.default_rng(0))
     >>> list(out) == list(ESTIMATORS), out["lower bound"].shape
     (True, (2,))
     """
-    from .audit import rdp_lower_bound  # the audit does not import this module: no cycle
+    from .pipeline import rdp_lower_bound  # the audit does not import this module: no cycle
     from .density import kde_on_grid
-    from .mechanism import ADJACENT_PAIR, Mechanism
+    from ..mechanisms import ADJACENT_PAIR, Mechanism
 
     if not isinstance(mechanism, Mechanism) or mechanism.discrete:
         raise TypeError(f"mechanism must be a continuous Mechanism, got {mechanism!r}")

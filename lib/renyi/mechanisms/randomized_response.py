@@ -12,9 +12,9 @@ from typing import ClassVar
 import numpy as np
 from scipy import special, stats
 
-from ._validation import as_int, as_positive_scalar
-from .divergence import renyi_divergence
-from .mechanism import _CHUNK, Mechanism, _check_database, _check_n, _check_rng, _integer_order, _target_order
+from .._validation import as_int, as_positive_scalar
+from ..divergence import renyi_divergence
+from .base import SAMPLE_CHUNK, Mechanism, check_database, check_n, check_rng, integer_order, check_target_order
 
 __all__ = ["RandomizedResponse", "ShuffledRandomizedResponse", "shuffled_rr_rdp"]
 
@@ -53,17 +53,17 @@ class RandomizedResponse(Mechanism):
         self._normalise(eps0=as_positive_scalar(self.eps0, "eps0"))
 
     def sample(self, database, n, rng):
-        x, n, rng = _check_database(database, binary=True), _check_n(n), _check_rng(rng)
+        x, n, rng = check_database(database, binary=True), check_n(n), check_rng(rng)
         keep = _rr_keep_probability(self.eps0)
         out = np.empty((n, x.size), dtype=np.uint8)
-        for start in range(0, n, _CHUNK):
-            k = min(_CHUNK, n - start)
+        for start in range(0, n, SAMPLE_CHUNK):
+            k = min(SAMPLE_CHUNK, n - start)
             flip = rng.random((k, x.size)) >= keep
             out[start : start + k] = np.bitwise_xor(x.astype(np.uint8)[None, :], flip)
         return out
 
     def target(self, order):
-        lam = _target_order(order)
+        lam = check_target_order(order)
         keep = _rr_keep_probability(self.eps0)
         return renyi_divergence([keep, 1 - keep], [1 - keep, keep], lam)
 
@@ -102,7 +102,7 @@ def shuffled_rr_rdp(eps0: float, m: int, order: int) -> float:
     ----------
     :cite:t:`girgis2021renyi`.
     """
-    lam = _integer_order(order)
+    lam = integer_order(order)
     if lam is None:
         raise ValueError(f"order must be an integer >= 2, got {order!r}")
     e = math.exp(eps0)
@@ -151,7 +151,7 @@ class ShuffledRandomizedResponse(Mechanism):
         self._normalise(eps0=as_positive_scalar(self.eps0, "eps0"))
 
     def sample(self, database, n, rng):
-        x, n, rng = _check_database(database, binary=True), _check_n(n), _check_rng(rng)
+        x, n, rng = check_database(database, binary=True), check_n(n), check_rng(rng)
         keep = _rr_keep_probability(self.eps0)
         ones = int(x.sum())
         # Reports of the ones stay 1 w.p. keep; reports of the zeros become 1 w.p. 1 - keep.
@@ -159,7 +159,7 @@ class ShuffledRandomizedResponse(Mechanism):
 
     def count_pmf(self, database) -> np.ndarray:
         """Exact law of the number of ones in the shuffled report, on {0, ..., m}."""
-        x = _check_database(database, binary=True)
+        x = check_database(database, binary=True)
         keep = _rr_keep_probability(self.eps0)
         ones = int(x.sum())
         return np.convolve(
@@ -168,16 +168,16 @@ class ShuffledRandomizedResponse(Mechanism):
         )
 
     def target(self, order):
-        lam = _target_order(order)
+        lam = check_target_order(order)
         # Girgis et al.'s sum has lam terms of alternating size; beyond 64 it is evaluated as the
         # exact divergence of the count laws, which it equals (tests), in log space.
-        if _integer_order(lam) is not None and lam <= 64:
+        if integer_order(lam) is not None and lam <= 64:
             return shuffled_rr_rdp(self.eps0, self.m, int(lam))
         x, x_prime = np.eye(1, self.m).ravel(), np.zeros(self.m)
         return renyi_divergence(self.count_pmf(x), self.count_pmf(x_prime), lam)
 
     def reverse_target(self, order):
         """:math:`D_\\lambda(q\\|p)` of the count laws; not equal to ``target(order)``."""
-        lam = _target_order(order)
+        lam = check_target_order(order)
         x, x_prime = np.eye(1, self.m).ravel(), np.zeros(self.m)
         return renyi_divergence(self.count_pmf(x_prime), self.count_pmf(x), lam)

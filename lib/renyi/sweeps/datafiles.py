@@ -1,7 +1,7 @@
 """The shipped data's file format and provenance: CSV rows written bit-exactly and atomically,
 read back into Python numbers, with the hashes, commit and versions the manifests record.
 
-Used by :mod:`renyi.experiments` (the Part I sweeps) and ``renyi.libraries`` (the audits of
+Used by :mod:`renyi.sweeps` (the Part I sweeps) and ``renyi.sweeps.libraries`` (the audits of
 diffprivlib and OpenDP); the rules of ``data/README.md`` are implemented here once.
 """
 

@@ -22,35 +22,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._validation import as_generator, as_int, as_positive_scalar, as_probability, as_rdp_orders, as_samples
+from .._validation import as_generator, as_int, as_positive_scalar, as_probability, as_rdp_orders, as_samples
 from .bounds import LowerBound
-from .delta_method import (
-    MAX_LOG_SCALE_ERROR,  # noqa: F401
-    MAX_ORDER,
-    MIN_SAMPLES,
-    MAX_UNCORRECTED_BIAS,  # noqa: F401
-    NEAR_ONE,  # noqa: F401
-    _fallback_orders,  # noqa: F401
-    _one_direction,
-    _Plugin,
-    _reliable,  # noqa: F401
-    bound_from_densities,  # noqa: F401
-    floored_estimate,  # noqa: F401
-    second_order_bias,  # noqa: F401
-)
-from .density import TAILS, _kde_on_grid, _strided, relative_frequencies, robust_scale
-from .floor import (
-    _KERNEL_ROUGHNESS,
-    FLOOR_RELATIVE_ERROR,  # noqa: F401
-    PAPER_FLOOR_EXPONENT,  # noqa: F401
-    default_floor,
-    paper_floor,
-    softmax_derivative,  # noqa: F401
-    softmax_floor,  # noqa: F401
-)
+from .delta_method import MAX_ORDER, MIN_SAMPLES, PlugIn, bound_one_direction
+from .bandwidth import robust_scale, strided_subsample
+from .density import TAILS, kde_on_checked_grid
+from .frequencies import relative_frequencies
+from .floor import KERNEL_ROUGHNESS, default_floor, paper_floor
 
-# The floor (step 2) and the delta method (steps 3-5) live in renyi.floor and
-# renyi.delta_method; their names stay importable from here.
 __all__ = ["DensityFit", "fit_densities", "bounds_from_fit", "rdp_lower_bound", "audit", "DIRECTIONS"]
 
 #: A bandwidth above this many times the outputs' spread is refused: the KDE is flat (and its
@@ -106,7 +85,7 @@ def rdp_lower_bound(
         Outputs of :math:`A(x')` for an adjacent :math:`x'`.  The sample
         sizes may differ.
     orders : float or sequence of float
-        Orders :math:`\lambda>1`.  A scalar gives one :class:`~renyi.bounds.LowerBound`, a
+        Orders :math:`\lambda>1`.  A scalar gives one :class:`~renyi.audit.bounds.LowerBound`, a
         sequence a list; all orders share one density estimate.
     alpha : float, default 0.05
         The bound holds with asymptotic probability :math:`1-\alpha`.
@@ -116,11 +95,11 @@ def rdp_lower_bound(
         (Gaussian KDE, eq. 10).
     bandwidth : float, optional
         KDE bandwidth :math:`h`.  Default:
-        :func:`~renyi.bandwidth.default_bandwidth`, an undersmoothed rule
+        :func:`~renyi.audit.bandwidth.default_bandwidth`, an undersmoothed rule
         :math:`1.06\,\hat s\,n^{-0.35}`.
     floor : float or "paper", optional
-        :math:`\tau>0`.  Default: :func:`~renyi.floor.default_floor`.  ``"paper"``
-        (continuous outputs only): :func:`~renyi.floor.paper_floor`, :math:`\tau` slightly
+        :math:`\tau>0`.  Default: :func:`~renyi.audit.floor.default_floor`.  ``"paper"``
+        (continuous outputs only): :func:`~renyi.audit.floor.paper_floor`, :math:`\tau` slightly
         larger than :math:`h` in standardised units, the regime of the paper's
         Theorem 1 as we reconstruct it.
     beta : float, optional
@@ -128,12 +107,12 @@ def rdp_lower_bound(
         paper advises.
     bias_correction : bool, default True
         Centre the bound at :math:`D_\lambda(\hat p,\hat q_\tau)` minus its
-        estimated second-order bias (:func:`~renyi.delta_method.second_order_bias`, only ever
+        estimated second-order bias (:func:`~renyi.audit.delta_method.second_order_bias`, only ever
         subtracted), an addition of this compendium.  ``False`` gives eq. (16)
         exactly as printed, which is anti-conservative under the default
         floor at large :math:`n`, for continuous and discrete outputs alike
         (coverage down to 0.02 in the Section IV sweep): with it, orders whose
-        estimated bias exceeds :data:`~renyi.delta_method.MAX_UNCORRECTED_BIAS` standard errors
+        estimated bias exceeds :data:`~renyi.audit.delta_method.MAX_UNCORRECTED_BIAS` standard errors
         fall back as described below.
     direction : {"both", "forward", "reverse"}, default "both"
         Adjacency is symmetric, so :math:`\varepsilon(\lambda)\ge
@@ -144,7 +123,7 @@ def rdp_lower_bound(
         set-up for the ordered pair (21); ``"reverse"`` bounds
         :math:`D_\lambda(Q\|P)` alone.
     tails : {"absolute", "relative"}, default "absolute"
-        The KDE algorithm (:func:`~renyi.density.kde_on_grid`): linear binning
+        The KDE algorithm (:func:`~renyi.audit.density.kde_on_grid`): linear binning
         and FFT, or the tail-accurate fast Gauss transform.  The bounds agree
         to a small fraction of a standard error; ignored for discrete outputs.
 
@@ -156,7 +135,7 @@ def rdp_lower_bound(
     -----
     The standard error generalises eq. (18) to unequal sample sizes:
     :math:`\mathrm{se}^2=\text{var}_p/n_p+\text{var}_q/n_q` (see
-    :func:`~renyi.delta_method.floored_estimate`), since the two samples are independent and
+    :func:`~renyi.audit.delta_method.floored_estimate`), since the two samples are independent and
     each enters through its own influence function.  With
     :math:`n_p=n_q=n` it is exactly :math:`\hat\sigma_n^2/n`.
 
@@ -164,7 +143,7 @@ def rdp_lower_bound(
     gives asymptotic validity of eq. (16) for floors
     :math:`\tau\to0` with :math:`nh\tau\to\infty` (and the smoothness
     conditions of the chapter on densities).  The *defaults* of this library
-    are not in that regime: :func:`~renyi.floor.default_floor` holds :math:`nh\tau`
+    are not in that regime: :func:`~renyi.audit.floor.default_floor` holds :math:`nh\tau`
     constant, so the relative noise of :math:`\hat q` at the floor does not
     vanish, and the second-order bias correction compensates for the
     resulting Jensen bias.  Their validity rests on the compendium's
@@ -176,7 +155,7 @@ def rdp_lower_bound(
     :math:`(\lambda-1)\,\mathrm{se}` to be small; at large orders the
     integral is dominated by a tail region with few samples and the
     approximation fails (the bound can exceed the truth).  When
-    :math:`(\lambda-1)\,\mathrm{se}>` :data:`~renyi.delta_method.MAX_LOG_SCALE_ERROR` the bound
+    :math:`(\lambda-1)\,\mathrm{se}>` :data:`~renyi.audit.delta_method.MAX_LOG_SCALE_ERROR` the bound
     at the requested order is not reported.  Instead the largest order
     :math:`\lambda'=1+(\lambda-1)2^{-k/2}` that passes the rule is used: its
     bound is also a lower bound for :math:`D_\lambda`, since Rényi
@@ -223,7 +202,7 @@ class DensityFit:
         The KDE's :math:`h`.
     scale : float or None
         The robust scale :math:`\hat s` behind the default bandwidth and
-        :func:`~renyi.floor.paper_floor` (mean of the two samples' scales).
+        :func:`~renyi.audit.floor.paper_floor` (mean of the two samples' scales).
     """
 
     p: np.ndarray
@@ -251,9 +230,9 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
         in which most outcomes occur only once are refused: they are almost
         certainly continuous values (or a decimal-comma file read as rows).
     bandwidth : float, optional
-        KDE bandwidth; default :func:`~renyi.bandwidth.default_bandwidth`.
+        KDE bandwidth; default :func:`~renyi.audit.bandwidth.default_bandwidth`.
     tails : {"absolute", "relative"}, default "absolute"
-        KDE algorithm, see :func:`~renyi.density.kde_on_grid`.
+        KDE algorithm, see :func:`~renyi.audit.density.kde_on_grid`.
 
     Returns
     -------
@@ -307,7 +286,7 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
             )
         spans.append(hi - lo)
     with ThreadPoolExecutor(max_workers=2) as pool:  # numpy's partition releases the GIL
-        scale_p, scale_q = pool.map(lambda x: robust_scale(_strided(x)), (a, b))
+        scale_p, scale_q = pool.map(lambda x: robust_scale(strided_subsample(x)), (a, b))
     scale = 0.5 * (scale_p + scale_q)
     # the rule of default_bandwidth, with the scale computed once
     h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
@@ -319,7 +298,7 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
         )
     if tails not in TAILS:
         raise ValueError(f"tails must be one of {', '.join(map(repr, TAILS))}, got {tails!r}")
-    grid = _kde_on_grid(a, b, h, 8.0, 8.0, 1 << 22, tails)  # the samples are validated above
+    grid = kde_on_checked_grid(a, b, h, 8.0, 8.0, 1 << 22, tails)  # the samples are validated above
     return DensityFit(grid.p, grid.q, grid.dx, n_p, n_q, False, int(grid.size), float(h), float(scale))
 
 
@@ -385,11 +364,11 @@ def bounds_from_fit(
         bias_corrected=bool(bias_correction),
     )
     level = alpha / 2 if direction == "both" else alpha
-    kernel_factor = 1.0 if h is None else _KERNEL_ROUGHNESS / h
+    kernel_factor = 1.0 if h is None else KERNEL_ROUGHNESS / h
     wanted = {"forward": ["P||Q"], "reverse": ["Q||P"], "both": ["P||Q", "Q||P"]}[direction]
     pairs = {"P||Q": (p_hat, q_hat, n_p, n_q), "Q||P": (q_hat, p_hat, n_q, n_p)}
     plugins = {
-        label: _Plugin(f, g, tau, beta_used, dx, n_f, n_g, kernel_factor)
+        label: PlugIn(f, g, tau, beta_used, dx, n_f, n_g, kernel_factor)
         for label, (f, g, n_f, n_g) in pairs.items()
         if label in wanted
     }
@@ -397,7 +376,7 @@ def bounds_from_fit(
     for lam in order_list:
         found = []
         for label in wanted:
-            res = _one_direction(plugins[label], lam, alpha=level, bias_correction=bool(bias_correction))
+            res = bound_one_direction(plugins[label], lam, alpha=level, bias_correction=bool(bias_correction))
             found.append(_to_bound(lam, res, label, level, common))
         best = max(found, key=lambda b: b.lower)  # ties keep P||Q, the paper's ordered pair
         if direction == "both":
@@ -456,7 +435,7 @@ def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_op
     database, neighbour : object
         The adjacent pair :math:`(x, x')`, passed to the sampler unchanged: an
         array for the built-in mechanisms (e.g.
-        :data:`renyi.mechanism.ADJACENT_PAIR`), any object (a list of records,
+        :data:`renyi.mechanisms.ADJACENT_PAIR`), any object (a list of records,
         a data frame, a scalar) for your own callable.
     n : int or (int, int)
         Samples per database (or ``(n_p, n_q)``).
@@ -477,7 +456,7 @@ def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_op
     -------
     LowerBound or list of LowerBound
     """
-    from .mechanisms import MECHANISMS
+    from ..mechanisms import MECHANISMS
 
     if isinstance(mechanism, str):
         if mechanism not in MECHANISMS:
@@ -519,6 +498,3 @@ def _drawn(outputs, n: int, which: str):
         )
     return outputs
 
-
-# The claim test lives in renyi.verdict (documented there); renyi.audit.verdict is the name in DESIGN.md.
-from .verdict import Verdict, claim_gaussian, claim_pure_dp, claim_zcdp, test_claim, verdict  # noqa: E402, F401

@@ -12,8 +12,8 @@ import math
 import numpy as np
 from scipy import special
 
-from ._docs import fill
-from ._validation import as_int, as_positive_scalar
+from .._docs import fill
+from .._validation import as_int, as_positive_scalar
 
 __all__ = [
     "softmax_floor",
@@ -43,7 +43,7 @@ ndarray
 #: plug-in biased upwards where q_hat is noisy, higher floors make the bound loose.
 FLOOR_RELATIVE_ERROR = {"continuous": 0.3, "discrete": 0.4}
 #: Roughness of the Gaussian kernel, R(K) = int K^2 = 1 / (2 sqrt(pi)).
-_KERNEL_ROUGHNESS = 1.0 / (2.0 * math.sqrt(math.pi))
+KERNEL_ROUGHNESS = 1.0 / (2.0 * math.sqrt(math.pi))
 
 
 @fill(floor_inputs=_FLOOR_INPUTS)
@@ -135,7 +135,7 @@ def default_floor(n: int, *, bandwidth: float | None = None, relative_error: flo
     r2 = as_positive_scalar(relative_error, "relative_error") ** 2
     if bandwidth is None:
         return 1.0 / (n * r2)
-    return _KERNEL_ROUGHNESS / (n * as_positive_scalar(bandwidth, "bandwidth") * r2)
+    return KERNEL_ROUGHNESS / (n * as_positive_scalar(bandwidth, "bandwidth") * r2)
 
 
 #: Exponent ratio b/a of the paper-regime floor: tau_std = h_std ** PAPER_FLOOR_EXPONENT.
@@ -148,7 +148,7 @@ def paper_floor(bandwidth: float, scale: float) -> float:
     **Reconstruction.**  :math:`\tau` is a density level and :math:`h` a
     length, so "larger than" needs units: we read it in the units of the
     standardised outputs :math:`X/\hat s` (:math:`\hat s` the robust scale of
-    :func:`~renyi.bandwidth.robust_scale`), where the density level is
+    :func:`~renyi.audit.bandwidth.robust_scale`), where the density level is
     :math:`\tau\hat s` and the bandwidth :math:`h/\hat s`.  With
     :math:`h\asymp n^{-a}` and :math:`\tau\asymp n^{-b}`, "slightly larger"
     is :math:`b` slightly below :math:`a`; the reconstructed conditions of

@@ -1,13 +1,13 @@
 r"""Density estimators of Part I: relative frequencies and a grid KDE with two tail modes.
 
-* :func:`~renyi.frequencies.relative_frequencies` — the estimator (9) of Kutta et al. for
+* :func:`~renyi.audit.frequencies.relative_frequencies` — the estimator (9) of Kutta et al. for
   discrete outputs (integers, or rows of an integer array), on the union of
   the outcomes observed in either sample.
 * :func:`kde_on_grid` — the Gaussian-kernel estimator (10) of two samples on
   one common equispaced grid: by default a linear-binned FFT KDE
   (``tails="absolute"``), or the tail-accurate fast Gauss transform
   (``tails="relative"``).
-* the bandwidth rules are in :mod:`renyi.bandwidth` (also importable from here).
+* the bandwidth rules are in :mod:`renyi.audit.bandwidth` (also importable from here).
 
 Two ways to compute the same KDE
 --------------------------------
@@ -70,20 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import fft, special
 
-from ._validation import as_positive_scalar, as_real_array
-
-# The discrete estimator lives in renyi.frequencies; its names stay importable from here.
-from .frequencies import DiscreteEstimate, relative_frequencies  # noqa: F401
-
-# The bandwidth rules live in renyi.bandwidth; their names stay importable from here.
-from .bandwidth import (
-    _strided,  # noqa: F401
-    default_bandwidth,  # noqa: F401
-    robust_scale,  # noqa: F401
-    scott_bandwidth,  # noqa: F401
-    silverman_bandwidth,  # noqa: F401
-    undersmoothed_bandwidth,  # noqa: F401
-)
+from .._validation import as_positive_scalar, as_real_array
 
 __all__ = ["GridEstimate", "kde_on_grid", "direct_kde", "TAILS", "FFT_NOISE"]
 
@@ -98,7 +85,7 @@ _TAYLOR_TOL = 1e-10
 _KERNEL_REACH = 12.0
 _ACCURATE_WITHIN = _KERNEL_REACH
 #: Process samples in chunks of this size to bound memory (a few arrays of this length).
-_CHUNK = 1 << 18
+BIN_CHUNK = 1 << 18
 
 
 # ------------------------------------------------------------------ discrete
@@ -164,9 +151,9 @@ def _taylor_terms(half_cell: float) -> tuple[int, float]:
 def _fgt_moments(x: np.ndarray, origin: float, dx: float, h: float, size: int, terms: int) -> np.ndarray:
     moments = np.zeros((terms, size))
     ratio = dx / h
-    for start in range(0, x.size, _CHUNK):
+    for start in range(0, x.size, BIN_CHUNK):
         # u = offset from the nearest node in cells, in [-1/2, 1/2]; s = u * dx / h.
-        u = x[start : start + _CHUNK] - (origin - 0.5 * dx)
+        u = x[start : start + BIN_CHUNK] - (origin - 0.5 * dx)
         u *= 1.0 / dx  # >= 1/2 because the grid starts below the data
         idx = u.astype(np.intp)  # floor for positive values
         u -= idx
@@ -257,10 +244,10 @@ def kde_on_grid(
     xq = as_real_array(samples_q, "samples_q", ndim=1)
     if tails not in TAILS:
         raise ValueError(f"tails must be one of {', '.join(map(repr, TAILS))}, got {tails!r}")
-    return _kde_on_grid(xp, xq, h, spacing, pad, max_points, tails)
+    return kde_on_checked_grid(xp, xq, h, spacing, pad, max_points, tails)
 
 
-def _kde_on_grid(xp, xq, h, spacing, pad, max_points, tails) -> GridEstimate:
+def kde_on_checked_grid(xp, xq, h, spacing, pad, max_points, tails) -> GridEstimate:
     """:func:`kde_on_grid` on validated 1-D float arrays (the audit validates once, up front)."""
     dx = h / spacing
     lo = min(xp.min(), xq.min()) - pad * h
@@ -294,11 +281,11 @@ def _kde_on_grid(xp, xq, h, spacing, pad, max_points, tails) -> GridEstimate:
 FFT_NOISE = 1e-12
 
 
-def _linear_bin(x: np.ndarray, lo: float, dx: float, size: int) -> np.ndarray:
+def linear_bin(x: np.ndarray, lo: float, dx: float, size: int) -> np.ndarray:
     """Linear-binning counts of ``x`` on the nodes lo + dx * l, l < size (additive over chunks)."""
     counts = np.zeros(size + 1)
-    for start in range(0, x.size, _CHUNK):
-        u = x[start : start + _CHUNK] - lo
+    for start in range(0, x.size, BIN_CHUNK):
+        u = x[start : start + BIN_CHUNK] - lo
         u *= 1.0 / dx
         idx = u.astype(np.intp)  # floor: the grid starts below the data
         u -= idx  # the share of the right-hand node
@@ -314,11 +301,11 @@ def _binned_kde(samples, lo: float, dx: float, h: float, size: int):
     # The samples are independent work and numpy releases the GIL in its loops: two threads,
     # two cores.  The result does not depend on scheduling.
     with ThreadPoolExecutor(max_workers=2) as pool:
-        counts = np.stack(list(pool.map(lambda x: _linear_bin(x, lo, dx, size) / x.size, samples)))
-    return _smooth_counts(counts, dx, h)
+        counts = np.stack(list(pool.map(lambda x: linear_bin(x, lo, dx, size) / x.size, samples)))
+    return smooth_counts(counts, dx, h)
 
 
-def _smooth_counts(counts: np.ndarray, dx: float, h: float):
+def smooth_counts(counts: np.ndarray, dx: float, h: float):
     """Densities from normalised linear-binning counts (one row per sample)."""
     # Linear binning adds Delta^2/6 of variance on average; take it out of the kernel.
     h_kernel = math.sqrt(h * h - dx * dx / 6.0)

@@ -1,0 +1,65 @@
+r"""Part I: black-box lower bounds for Rényi DP (Kutta, Askin and Dunsche, 2024).
+
+The estimator of Section III in one module per step:
+
+* :mod:`~renyi.audit.frequencies`, :mod:`~renyi.audit.density` and
+  :mod:`~renyi.audit.bandwidth`: relative frequencies (eq. 9) and the kernel density
+  estimate on a grid (eq. 10), with its bandwidth rules;
+* :mod:`~renyi.audit.floor`: the softmax floor :math:`t_\tau` (eqs. 13, 17);
+* :mod:`~renyi.audit.delta_method`: the floored plug-in, its delta-method variance
+  (eq. 18), the second-order bias and the bound of eq. (16);
+* :mod:`~renyi.audit.pipeline`: :func:`rdp_lower_bound` (two samples) and :func:`audit`
+  (draws from a mechanism first), both through one :class:`DensityFit`;
+* :mod:`~renyi.audit.streaming`: the same fit from chunks, memory independent of n;
+* :mod:`~renyi.audit.claims`: claimed curves and the family-wise :func:`verdict`;
+* :mod:`~renyi.audit.bounds`: the :class:`LowerBound` record;
+* :mod:`~renyi.audit.baselines` and :mod:`~renyi.audit.smoothness`: the naive, hard-floor
+  and histogram estimators, and the Nikol'ski moduli of Definition 4.
+
+This package's namespace is the public face; the submodules hold the details.
+"""
+
+from .bounds import LowerBound
+from .claims import Verdict, VerdictRow, claim_gaussian, claim_pure_dp, claim_zcdp, test_claim, verdict
+from .delta_method import (
+    MAX_LOG_SCALE_ERROR,
+    MAX_ORDER,
+    MAX_UNCORRECTED_BIAS,
+    MIN_SAMPLES,
+    bound_from_densities,
+    floored_estimate,
+    second_order_bias,
+)
+from .floor import default_floor, paper_floor, softmax_derivative, softmax_floor
+from .pipeline import DIRECTIONS, DensityFit, audit, bounds_from_fit, fit_densities, rdp_lower_bound
+from .streaming import array_chunks, fit_densities_chunked
+
+__all__ = [
+    "rdp_lower_bound",
+    "audit",
+    "fit_densities",
+    "bounds_from_fit",
+    "DensityFit",
+    "LowerBound",
+    "DIRECTIONS",
+    "test_claim",
+    "verdict",
+    "Verdict",
+    "VerdictRow",
+    "claim_pure_dp",
+    "claim_zcdp",
+    "claim_gaussian",
+    "fit_densities_chunked",
+    "array_chunks",
+    "bound_from_densities",
+    "floored_estimate",
+    "second_order_bias",
+    "softmax_floor",
+    "softmax_derivative",
+    "default_floor",
+    "paper_floor",
+    "MAX_ORDER",
+    "MIN_SAMPLES",
+    "MAX_LOG_SCALE_ERROR",
+    "MAX_UNCORRECTED_BIAS",
+]

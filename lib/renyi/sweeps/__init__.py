@@ -1,0 +1,34 @@
+r"""The Part I simulation sweeps: definitions, the seeded runner, the shipped data and third-party audits.
+
+* :mod:`~renyi.sweeps.definitions`: the sweeps (:data:`SWEEPS`), their tasks and the rows
+  one task computes, and the summaries the chapters read (:func:`summarize`,
+  :func:`refutation_rates`);
+* :mod:`~renyi.sweeps.run`: the seeded, resumable runner behind ``python -m renyi.sweeps``
+  and ``make data``, and :func:`load_sweep`, which the chapters call;
+* :mod:`~renyi.sweeps.datafiles`: bit-exact CSV, atomic writes and the manifest;
+* :mod:`~renyi.sweeps.libraries`: audits of diffprivlib and OpenDP (an optional extra;
+  imported only on request).
+
+This package's namespace is the public face; the submodules hold the details.
+"""
+
+from .definitions import FIELDS, ROOT_SEED, SWEEPS, Task, claimed_curve, refutation_rates, run_task, summarize, tasks_for
+from .datafiles import ManifestError, read_rows
+from .run import ShippedDataError, load_sweep, run_sweeps
+
+__all__ = [
+    "SWEEPS",
+    "ROOT_SEED",
+    "FIELDS",
+    "Task",
+    "tasks_for",
+    "run_task",
+    "summarize",
+    "refutation_rates",
+    "claimed_curve",
+    "load_sweep",
+    "read_rows",
+    "run_sweeps",
+    "ShippedDataError",
+    "ManifestError",
+]
