@@ -281,17 +281,16 @@ def _cones_alone(cases, with_boxes):
     """The same |Y| = 6 and 7 cases with the conical branch and bound alone, which ran them
     until the boxes were extended to |Y| >= 6: the yardstick, measured in the same run
     (``with_boxes``: their results in the main table)."""
-    from renyi.lift import global_optimum, optimum
+    from renyi.lift import global_optimum
+    from renyi.lift.optimum import Heuristics, SearchSettings
+
+    cones_only = SearchSettings(heuristics=Heuristics(box_min_size=10**9))
 
     print("\n# the same cases with the conical branch and bound alone (boxes switched off)")
     print("| case | eps | rtol | limit (s) | time (s) | gap | cones | time with the boxes (s) | gap with the boxes |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (label, model, eps, rtol, limit), both in zip(cases, with_boxes):
-        saved, optimum.BOX_MIN_SIZE = optimum.BOX_MIN_SIZE, 10**9
-        try:
-            cones = global_optimum(model, eps, 3, rtol=rtol, time_limit=limit)
-        finally:
-            optimum.BOX_MIN_SIZE = saved
+        cones = global_optimum(model, eps, 3, rtol=rtol, time_limit=limit, settings=cones_only)
         record(
             "lift_cones_alone",
             case=label.replace("\\", ""),

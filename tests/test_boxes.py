@@ -1,4 +1,4 @@
-"""The box branch and bound (renyi.lift.boxes) against independent computations.
+"""The box branch and bound (renyi.lift.optimum.boxes) against independent computations.
 
 Its bounds certify global_optimum's upper bound at large |Y|, so every piece is checked
 against something that does not share its code: the projection and the knapsack against
@@ -17,22 +17,20 @@ from scipy import optimize
 from test_optimum import random_model
 
 from renyi.lift import epsilon_max, global_optimum
-from renyi.lift.boxes import (
-    COVER_COST_FLOOR_PER_OUTPUT,
-    BoxTree,
-    _Constraint,
-    _knapsack,
-    _project,
-    _reduce,
-    _tighten,
-)
-from renyi.lift.cones import Geometry
+from renyi.lift.optimum import SearchSettings
+from renyi.lift.optimum.boxes.bound import Constraint
+from renyi.lift.optimum.boxes.cover import knapsack, project, reduce_range, tighten
+from renyi.lift.optimum.boxes.tree import BoxTree
+from renyi.lift.optimum.cones import Geometry
+
+SETTINGS = SearchSettings()
+COVER_COST_FLOOR_PER_OUTPUT = SETTINGS.heuristics.cover_cost_floor_per_output
 
 
 def _random_boxes(rng, m, n):
     lo = rng.uniform(0, 0.5 / n, (m, n))
     hi = lo + rng.uniform(0.05, 2.0 / n, (m, n))
-    lo, hi, ok = _tighten(lo, hi)
+    lo, hi, ok = tighten(lo, hi)
     return lo[ok], hi[ok]
 
 
@@ -65,7 +63,7 @@ def test_projection_is_the_nearest_point_of_box_and_plane(seed, n, weighted):
     x = rng.uniform(-0.5, 0.8, lo.shape)
     # The ascent's metric sum((q - x)^2 / scale), with scales over six decades.
     scale = 10.0 ** rng.uniform(-3, 3, lo.shape) if weighted else np.ones_like(x)
-    q = _project(x, lo, hi, scale if weighted else None)
+    q = project(x, lo, hi, scale if weighted else None)
     for i in range(lo.shape[0]):
         # The minimiser is clip(x - k scale, lo, hi) for the k where it sums to 1 (KKT); the
         # sum falls monotonically in k, so a bisection finds k to round-off.
@@ -99,7 +97,7 @@ def test_knapsack_is_the_linear_programs_maximum(seed, n):
     rng = np.random.default_rng(seed)
     lo, hi = _random_boxes(rng, 4, n)
     g = rng.standard_normal(lo.shape)
-    v = _knapsack(g, lo, hi)
+    v = knapsack(g, lo, hi)
     for i in range(lo.shape[0]):
         ref = optimize.linprog(-g[i], A_eq=np.ones((1, n)), b_eq=[1.0], bounds=list(zip(lo[i], hi[i])))
         assert ref.status == 0
@@ -111,7 +109,7 @@ def test_tightening_keeps_every_point_of_the_plane():
     rng = np.random.default_rng(0)
     lo = rng.uniform(0, 0.2, (50, 5))
     hi = lo + rng.uniform(0, 0.5, (50, 5))
-    new_lo, new_hi, ok = _tighten(lo, hi)
+    new_lo, new_hi, ok = tighten(lo, hi)
     for i in range(50):
         points = rng.uniform(lo[i], hi[i], (4000, 5))
         on_plane = points[np.abs(points.sum(axis=1) - 1) < 0.02]
@@ -126,7 +124,7 @@ def test_tightening_keeps_every_point_of_the_plane():
 def test_root_box_contains_the_feasible_set(order):
     model = random_model(21, 8)
     eps = 0.05
-    tree = BoxTree(Geometry(model, eps, order))
+    tree = BoxTree(Geometry(model, eps, order, SETTINGS))
     lo, hi = tree.lo[0], tree.hi[0]
     rng = np.random.default_rng(1)
     level = math.exp(order * eps)
@@ -142,7 +140,7 @@ def test_root_box_contains_the_feasible_set(order):
 def test_quadratic_minorant_lies_below_the_power(order):
     rng = np.random.default_rng(int(order * 10))
     model = random_model(3, 6)
-    tree = BoxTree(Geometry(model, 0.05, order))
+    tree = BoxTree(Geometry(model, 0.05, order, SETTINGS))
     lo, hi = _random_boxes(rng, 200, 6)
     start = rng.uniform(lo, hi)
     z0, kappa = tree._quadratic_minorant(lo, hi, start)
@@ -160,13 +158,13 @@ def test_models_stacked_into_one_ascent_are_each_model_row_by_row(order):
     checked against the definition (eq. (1) to the power alpha)."""
     rng = np.random.default_rng(7)
     model = random_model(5, 6)
-    lagrangian = BoxTree(Geometry(model, 0.05, order)).lagrangian
+    lagrangian = BoxTree(Geometry(model, 0.05, order, SETTINGS)).lagrangian
     lo, hi = _random_boxes(rng, 30, 6)
-    q = _project(rng.uniform(lo, hi), lo, hi)
+    q = project(rng.uniform(lo, hi), lo, hi)
     exact, *minorants = lagrangian._constraints(lo, hi, (rng.uniform(lo, hi), rng.uniform(lo, hi)))
     which = rng.integers(0, 3, lo.shape[0])
     mixed = minorants[0].where(which == 2, minorants[1]).where(which == 0, exact)
-    stacked = _Constraint.stack([exact, minorants[0], minorants[1]])
+    stacked = Constraint.stack([exact, minorants[0], minorants[1]])
     models = [exact, *minorants]
     # (the models differ: a mix-up of rows would show)
     assert np.min(np.abs(exact.phi(q) - minorants[0].phi(q))) > 1e-9
@@ -188,7 +186,7 @@ def test_models_stacked_into_one_ascent_are_each_model_row_by_row(order):
 def _cover_problems(seed, k, eps, lams):
     """Hessians m of F_mu - lam Phi on the plane at random boxes, with their squared widths."""
     model = random_model(seed, k)
-    tree = BoxTree(Geometry(model, eps, 3))
+    tree = BoxTree(Geometry(model, eps, 3, SETTINGS))
     lagrangian, rng = tree.lagrangian, np.random.default_rng(seed)
     lo, hi = _random_boxes(rng, 40, k)
     lo, hi = lo[: len(lams)], hi[: len(lams)]
@@ -283,7 +281,7 @@ def test_box_bounds_dominate_feasible_values(seed, k, eps):
     """No feasible posterior in a box has F_mu above the box's bound (SLSQP and sampling)."""
     order = 3
     model = random_model(seed, k)
-    geo = Geometry(model, eps, order)
+    geo = Geometry(model, eps, order, SETTINGS)
     tree = BoxTree(geo)
     rng = np.random.default_rng(seed)
     mu = 0.3 * rng.standard_normal(k)
@@ -343,19 +341,19 @@ def test_boxes_do_not_run_where_their_proof_does_not_apply():
 
 
 def test_channel_polish_splits_outputs_and_stays_feasible():
-    """The channel search (renyi.lift.candidates) from a 2-output mechanism: feasible, and no worse."""
-    from renyi.lift.candidates import polish_channel
-    from renyi.lift.optimum import _gains, _solve_lp
+    """The channel search (renyi.lift.optimum.candidates) from a 2-output mechanism: feasible, and no worse."""
+    from renyi.lift.optimum.candidates import polish_channel
+    from renyi.lift.optimum.lp import gains, solve_lp
 
     order, eps = 3, 0.05
     model = random_model(41, 8)
-    geo = Geometry(model, eps, order)
+    geo = Geometry(model, eps, order, SETTINGS)
     start = global_optimum(model, eps, order, rtol=1e-3, time_limit=2)
     two = np.argsort(-start.p_u)[:2]
     q = start.p_y_given_u[:, two]
     # The two heaviest outputs alone (their barycentre is not P_Y), mixed with P_Y itself.
     columns = np.concatenate([model.p_y[:, None], q], axis=1)
-    base, weights, _ = _solve_lp(model, columns, _gains(model, columns))
+    base, weights, _ = solve_lp(model, columns, gains(model, columns), SETTINGS)
     found = polish_channel(geo, columns[:, weights > 0], weights[weights > 0], seed=0)
     assert found.shape[0] == model.p_y.size and found.shape[1] >= 1
     level = math.exp(order * eps)
@@ -363,7 +361,7 @@ def test_channel_polish_splits_outputs_and_stays_feasible():
         assert abs(qu.sum() - 1) < 1e-12 and qu.min() >= 0
         assert _phi(model, qu, order) <= level * (1 + 1e-12)
     columns = np.concatenate([columns, found], axis=1)
-    value, _, _ = _solve_lp(model, columns, _gains(model, columns))
+    value, _, _ = solve_lp(model, columns, gains(model, columns), SETTINGS)
     # From a start that mixes to nothing (base 0 here) it recovers the whole bracket's lower end.
     assert value >= base - 1e-12 and value >= start.lower_bound * (1 - 1e-6)
     assert value <= start.upper_bound * (1 + 1e-9)
@@ -378,7 +376,7 @@ def test_chunked_bounds_equal_one_piece():
     from types import SimpleNamespace
 
     model = random_model(7, 8)
-    geo = Geometry(model, 0.02, 3)
+    geo = Geometry(model, 0.02, 3, SETTINGS)
     mu = 0.2 * np.random.default_rng(7).standard_normal(8)
     trees = [BoxTree(geo), BoxTree(geo)]
     submitted = []
@@ -419,7 +417,8 @@ def test_workers_must_be_a_process_count(workers):
 
 def test_stationary_multiplier_makes_every_output_a_local_maximum():
     """At the tree's mu, no output of the polished mechanism can be improved within Q (SLSQP)."""
-    from renyi.lift.optimum import _polished_multiplier, _solve_lp, _gains
+    from renyi.lift.optimum.lp import gains, solve_lp
+    from renyi.lift.optimum.search import polished_multiplier
 
     order = 3
     model = random_model(35, 8)
@@ -427,10 +426,10 @@ def test_stationary_multiplier_makes_every_output_a_local_maximum():
     level = math.exp(order * eps)
     result = global_optimum(model, eps, order, rtol=1e-2, time_limit=60)  # converges: no timing
     assert result.certified
-    geo = Geometry(model, eps, order)
+    geo = Geometry(model, eps, order, SETTINGS)
     columns = np.concatenate([model.p_y[:, None], result.p_y_given_u], axis=1)
-    value, weights, mu_lp = _solve_lp(model, columns, _gains(model, columns))
-    mu, polished = _polished_multiplier(model, geo, columns, weights, mu_lp)
+    value, weights, mu_lp = solve_lp(model, columns, gains(model, columns), SETTINGS)
+    mu, polished = polished_multiplier(model, geo, columns, weights, mu_lp)
     assert not np.array_equal(mu, mu_lp)  # the KKT fit was good enough to be used
 
     def f_mu(q):
@@ -456,9 +455,9 @@ def test_range_reduction_keeps_every_point_above_the_target():
         if lo.shape[0] == 0:
             continue
         g, offset = rng.standard_normal((1, n)), float(rng.standard_normal())
-        low, top = (-_knapsack(-g, lo, hi) @ -g[0])[0], (_knapsack(g, lo, hi) @ g[0])[0]
+        low, top = (-knapsack(-g, lo, hi) @ -g[0])[0], (knapsack(g, lo, hi) @ g[0])[0]
         target = offset + low + rng.uniform(0.3, 0.95) * (top - low)
-        new_lo, new_hi = _reduce(g, np.array([offset]), np.zeros(1), lo, hi, np.array([target]))
+        new_lo, new_hi = reduce_range(g, np.array([offset]), np.zeros(1), lo, hi, np.array([target]), SETTINGS)
         assert np.all(new_lo >= lo[0] - 1e-15) and np.all(new_hi <= hi[0] + 1e-15)
         plane = {"A_eq": np.ones((1, n)), "b_eq": [1.0], "bounds": list(zip(lo[0], hi[0]))}
         above = {"A_ub": -g, "b_ub": [offset - target]}
@@ -512,7 +511,7 @@ def test_boxes_and_the_parts_cut_off_cover_q_before_and_after_mu_moves(seed, k):
     feasible points (sampled from Phi's definition) and at F_mu's maximiser (SLSQP)."""
     order, eps = 3, 0.02
     model = random_model(seed, k)
-    geo = Geometry(model, eps, order)
+    geo = Geometry(model, eps, order, SETTINGS)
     level = math.exp(order * eps)
     rng = np.random.default_rng(seed)
     points = _sample_feasible(model, order, level, rng, 20_000)
@@ -559,7 +558,7 @@ def test_splits_across_the_widest_side_partition_each_box_and_return_its_childre
     side of largest width^2 / P_Y, and nothing else in the tree changes."""
     k = 6
     model = random_model(61, k)
-    tree = BoxTree(Geometry(model, 0.02, 3))
+    tree = BoxTree(Geometry(model, 0.02, 3, SETTINGS))
     rng = np.random.default_rng(61)
     mu = 0.1 * rng.standard_normal(k)
     tree.bounds(mu)

@@ -123,13 +123,13 @@ def test_bad_options(kwargs, match):
         global_optimum(MEDICAL, 0.02, 3, **kwargs)
 
 
-def test_pricing_passes_running_out_keeps_columns_and_weights_together(monkeypatch):
+def test_pricing_passes_running_out_keeps_columns_and_weights_together():
     """With one pricing pass the LP is re-solved on the columns it added (a bug at |Y| = 20 once)."""
-    from renyi.lift import optimum
+    from renyi.lift.optimum import Heuristics, SearchSettings
 
-    monkeypatch.setattr(optimum, "PRICING_PASSES", 1)
+    one_pass = SearchSettings(heuristics=Heuristics(pricing_passes=1))
     model = random_model(3, 6)
-    result = global_optimum(model, 0.02, 3, time_limit=3.0)
+    result = global_optimum(model, 0.02, 3, time_limit=3.0, settings=one_pass)
     assert result.feasible and 0 < result.lower_bound <= result.upper_bound
     reference = global_optimum(random_model(3, 6), 0.02, 3, time_limit=3.0, rtol=1e-3)
     assert result.lower_bound <= reference.upper_bound * (1 + 1e-9)
@@ -138,15 +138,15 @@ def test_pricing_passes_running_out_keeps_columns_and_weights_together(monkeypat
 def test_box_phase_runs_with_one_blas_thread(monkeypatch):
     from threadpoolctl import threadpool_info
 
-    import renyi.lift.optimum as optimum
+    from renyi.lift.optimum import search
 
-    seen, original = [], optimum._box_phase
+    seen, original = [], search.BoxPhase.run
 
     def spy(*args, **kwargs):
         seen.extend(info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(optimum, "_box_phase", spy)
+    monkeypatch.setattr(search.BoxPhase, "run", spy)
     global_optimum(random_model(9, 10), 0.02, 3, time_limit=1.0)
     assert seen and set(seen) == {1}
 
@@ -158,6 +158,7 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
     from concurrent.futures import ThreadPoolExecutor
 
     import renyi.lift.optimum as optimum
+    from renyi.lift.optimum import search as phases
 
     calls, chunked_while_busy, pooled = [], [], []
 
@@ -167,8 +168,8 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
             self.threads = ThreadPoolExecutor(processes)
 
         def submit(self, fn, *args):
-            calls.append(fn is optimum._channel_columns)
-            if fn is not optimum._channel_columns:
+            calls.append(fn is phases.channel_columns)
+            if fn is not phases.channel_columns:
                 chunked_while_busy.append(self.busy)
                 return self.threads.submit(fn, *args)
             self.busy = True
@@ -193,7 +194,7 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
     # The run's own clock (not the cone phase's share) keeps going until the search has been
     # submitted, however slow the machine: on one twice as slow as the one this was written
     # on, 4 s ended before the box round that submits it.
-    real_clock, limit = optimum._clock, 4.0
+    real_clock, limit = optimum.clock, 4.0
 
     def clock(time_limit):
         out_of_time = real_clock(time_limit)
@@ -203,7 +204,7 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
         patient.left = out_of_time.left
         return patient
 
-    monkeypatch.setattr(optimum, "_clock", clock)
+    monkeypatch.setattr(optimum, "clock", clock)
     model = random_model(9, 10)
     two = global_optimum(model, 0.02, 3, rtol=1e-4, time_limit=limit, workers=2)
     # Both kinds of task went to the pool, and the searches there returned posteriors.
@@ -216,18 +217,19 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
 def test_nearest_multiplier_prices_the_points_at_the_value_and_moves_least():
     """The stuck tree's new mu: every given point priced at most at value (1 + slack), and no
     farther from the old mu than the LP's dual (which qualifies) is."""
-    import renyi.lift.optimum as optimum
+    from renyi.lift.optimum import SearchSettings, candidates, cones, lp, search
 
+    settings = SearchSettings()
     model = random_model(3, 8)
-    geo = optimum.Geometry(model, 0.05, 3)
+    geo = cones.Geometry(model, 0.05, 3, settings)
     rng = np.random.default_rng(3)
-    points = optimum.pull_inside(geo, rng.dirichlet(np.full(8, 0.3), size=60).T)
+    points = candidates.pull_inside(geo, rng.dirichlet(np.full(8, 0.3), size=60).T)
     columns = np.concatenate([model.p_y[:, None], points], axis=1)
     gains = np.sum((columns - model.p_y[:, None]) ** 2 / model.p_y[:, None], axis=0)
-    value, _, mu_lp = optimum._solve_lp(model, columns, gains)
+    value, _, mu_lp = lp.solve_lp(model, columns, gains, settings)
     start = mu_lp + 0.3 * rng.standard_normal(8)
     slack = 5e-5
-    nearer = optimum._nearest_multiplier(model, start, columns, value, slack)
+    nearer = search.nearest_multiplier(model, start, columns, value, slack)
     assert nearer is not None
     priced = gains - nearer @ (columns - model.p_y[:, None])
     assert np.all(priced <= value * (1 + slack) + 1e-12)
@@ -239,7 +241,7 @@ def test_nearest_multiplier_prices_the_points_at_the_value_and_moves_least():
 def test_merge_loses_exactly_the_gain_it_reports_and_keeps_the_barycentre():
     """Merging nearby outputs: the chi^2 gain lost (recomputed) stays within the budget, the
     barycentre is kept, and outputs 1e-4 apart become one."""
-    import renyi.lift.optimum as optimum
+    from renyi.lift.optimum.lp import merge_outputs
 
     model = random_model(5, 6)
     rng = np.random.default_rng(5)
@@ -250,23 +252,24 @@ def test_merge_loses_exactly_the_gain_it_reports_and_keeps_the_barycentre():
     w = rng.dirichlet(np.ones(6))
     gain = lambda q, w: float(np.sum((q - model.p_y[:, None]) ** 2 / model.p_y[:, None], axis=0) @ w)
     budget = 1e-6 * gain(q, w)
-    merged_q, merged_w = optimum._merge(q, w, model.p_y, budget)
+    merged_q, merged_w = merge_outputs(q, w, model.p_y, budget)
     assert merged_w.size == 3
     assert np.allclose(merged_q @ merged_w, q @ w, rtol=0, atol=1e-15)
     assert 0 <= gain(q, w) - gain(merged_q, merged_w) <= budget
     assert np.all(np.diff(merged_w) <= 0)
     # With no budget only coincident outputs merge.
-    assert optimum._merge(q, w, model.p_y, 0.0)[1].size == 6
+    assert merge_outputs(q, w, model.p_y, 0.0)[1].size == 6
 
 
 def test_cone_tree_bounds_hold_in_every_cone_and_its_rows_match_a_rebuild():
     """After rounds of splits, each cone's stored outer sets are those computed afresh from its
     rays (the per-cone arrays stay aligned), and its bound is at least F_mu at feasible points
     (random directions, pushed to the boundary of Q) whose direction lies in it."""
-    from renyi.lift.cones import ConeTree, Geometry
+    from renyi.lift.optimum import SearchSettings
+    from renyi.lift.optimum.cones import ConeTree, Geometry
 
     model, rng = random_model(7, 4), np.random.default_rng(0)
-    geo = Geometry(model, 0.05, 3.0)
+    geo = Geometry(model, 0.05, 3.0, SearchSettings())
     tree = ConeTree(geo)
     mu = rng.normal(size=4)
     for _ in range(6):
@@ -298,7 +301,8 @@ def test_a_mechanism_built_from_inexact_weights_is_repaired_to_exactly_feasible(
     built mechanism's lifts above e^eps; the repair re-solves the weights, or failing that
     moves the outputs inside Q, and loses no more than it must (lifts by the oracle's code)."""
     from renyi.lift.channels import build_mechanism
-    from renyi.lift.optimum import _feasible_mechanism
+    from renyi.lift.optimum import SearchSettings
+    from renyi.lift.optimum.bracket import feasible_mechanism
 
     model, eps, order = random_model(61, 6), 0.02, 3
     best = global_optimum(model, eps, order, rtol=1e-6, time_limit=30)
@@ -312,7 +316,7 @@ def test_a_mechanism_built_from_inexact_weights_is_repaired_to_exactly_feasible(
     for name, (q_off, w_off) in cases.items():
         q_off = q_off / q_off.sum(axis=0)
         naive = build_mechanism(model, w_off, q_off, eps, order)
-        fixed = _feasible_mechanism(model, w_off, q_off, eps, order)
+        fixed = feasible_mechanism(model, w_off, q_off, eps, order, SearchSettings())
         naive_lifts = lifts_of_channel(naive.p_u_given_y, model.p_y, model.A, model.p_x, order)
         lifts = lifts_of_channel(fixed.p_u_given_y, model.p_y, model.A, model.p_x, order)
         assert naive_lifts.max() > math.exp(eps) * (1 + 1e-10), name  # the case is a real one

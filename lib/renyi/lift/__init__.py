@@ -23,7 +23,12 @@ One module per step of the paper:
 * :mod:`~renyi.lift.mechanisms` — (22)–(23), Lemma 3, the two-scale mechanism
   (ours) and Proposition 4;
 * :mod:`~renyi.lift.optimum` — :func:`~renyi.lift.optimum.global_optimum` (Theorem 2, computed) with
-  a certified lower and upper bound.
+  a certified lower and upper bound: its linear program (``lp``), the conical and box branch
+  and bounds (``cones``, ``boxes``), local searches (``candidates``), the phases (``search``),
+  the reported bracket (``bracket``) and the search controls (``settings``);
+* :mod:`~renyi.lift.examples` — the paper's worked examples (:data:`EXAMPLES`);
+* ``_numerics`` and ``_exact`` — the named tolerances, the one bisection, and the decimal
+  checks of a channel's lifts (private helpers of this package).
 
 Reconstructions
 ---------------
@@ -59,7 +64,7 @@ from .channels import (
 from .mechanisms import analytic_mechanism, asymmetric_mechanism, directional_mechanism, null_space_mechanism
 from .model import GeneralLeakageModel, LeakageModel
 from .examples import EXAMPLES
-from .optimum import CertifiedOptimum, global_optimum
+from .optimum import CertifiedOptimum, SearchSettings, global_optimum
 
 __all__ = [
     "LeakageModel",
@@ -67,6 +72,7 @@ __all__ = [
     "Certificate",
     "LiftMechanism",
     "CertifiedOptimum",
+    "SearchSettings",
     "taylor_constants",
     "taylor_remainder",
     "certificate",

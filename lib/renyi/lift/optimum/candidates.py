@@ -13,19 +13,9 @@ import math
 import numpy as np
 from scipy import optimize
 
-from ._numerics import DEGENERATE_NORM, SLSQP_FTOL, TINY, power
-from .model import LeakageModel
+from .._numerics import DEGENERATE_NORM, SLSQP_FTOL, TINY, power
+from ..model import LeakageModel
 
-#: SLSQP tolerance when one posterior is priced (cheaper than the whole-mechanism polish).
-SLSQP_FTOL_POSTERIOR = 1e-15
-#: Singular directions of W shorter than this after projection are dropped.
-SINGULAR_DIRECTION_NORM = 1e-12
-#: The channel polish: its iterations, the random tilt of its start, and the smallest output kept.
-CHANNEL_POLISH_ITER = 300
-CHANNEL_TILT = 0.02
-TINY_OUTPUT = 1e-12
-#: Floor of an output's probability inside the polish (its square must not underflow).
-OUTPUT_FLOOR = 1e-100
 
 __all__: list[str] = []
 
@@ -133,7 +123,7 @@ def price_locally(geo, mu, starts, max_iter):
             method="SLSQP",
             bounds=[(0.0, 1.0)] * p.size,
             constraints=constraints,
-            options={"maxiter": max_iter, "ftol": SLSQP_FTOL_POSTERIOR},
+            options={"maxiter": max_iter, "ftol": geo.settings.heuristics.slsqp_ftol_posterior},
         ).x
         for q0 in starts.T
     ]
@@ -164,12 +154,12 @@ def seed_points(model, geo):
         return np.zeros((model.p_y.size, 0))
     _, _, vt = np.linalg.svd(model.W)
     c = geo.B_pinv @ np.linalg.solve(model.A, np.sqrt(model.p_x)[:, None] * vt.T)
-    c = c[:, np.linalg.norm(c, axis=0) > SINGULAR_DIRECTION_NORM]
+    c = c[:, np.linalg.norm(c, axis=0) > geo.settings.heuristics.singular_direction_norm]
     c = np.concatenate([c, -c], axis=1)
     return geo.rays(c / np.linalg.norm(c, axis=0))[1]
 
 
-def polish_channel(geo, q, w, seed, max_iter=CHANNEL_POLISH_ITER):
+def polish_channel(geo, q, w, seed, max_iter=None):
     """Local optimum over the channel P_{U|Y} itself (|U| = |Y|), started near the mechanism (q, w).
 
     The posterior parametrisation of :func:`polish_mechanism` keeps the number of outputs
@@ -177,6 +167,8 @@ def polish_channel(geo, q, w, seed, max_iter=CHANNEL_POLISH_ITER):
     the unused ones start at zero plus a small random tilt, SLSQP can split them.  Returns
     the posteriors of the result, moved onto the feasible set (columns; empty on failure).
     """
+    if max_iter is None:
+        max_iter = geo.settings.heuristics.channel_polish_iter
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     n = p.size
     rng = np.random.default_rng(seed)
@@ -184,27 +176,28 @@ def polish_channel(geo, q, w, seed, max_iter=CHANNEL_POLISH_ITER):
     rows = min(n, w.size)
     order = np.argsort(-w)[:rows]
     channel[:rows] = (q[:, order] * w[order]).T / p[None, :]
-    channel = (1 - CHANNEL_TILT) * channel + CHANNEL_TILT * rng.dirichlet(np.ones(n), size=n).T
+    tilt = geo.settings.heuristics.channel_tilt
+    channel = (1 - tilt) * channel + tilt * rng.dirichlet(np.ones(n), size=n).T
     channel /= channel.sum(axis=0, keepdims=True)
     weight = p_x ** (1 - alpha)
     bound = alpha * geo.eps
 
     def objective(x):
         c = x.reshape(n, n)
-        p_u = np.maximum(c @ p, OUTPUT_FLOOR)
+        p_u = np.maximum(c @ p, geo.settings.heuristics.output_floor)
         s = (c * c) @ p
         grad = 2 * c * p[None, :] / p_u[:, None] - (s / p_u**2)[:, None] * p[None, :]
         return -(np.sum(s / p_u) - 1), -grad.ravel()
 
     def privacy(x):
         c = x.reshape(n, n)
-        p_u = np.maximum(c @ p, OUTPUT_FLOOR)
+        p_u = np.maximum(c @ p, geo.settings.heuristics.output_floor)
         m = np.maximum((c * p[None, :]) @ A.T, 0.0)
         return bound - np.log(np.maximum(power(m, alpha) @ weight, TINY)) + alpha * np.log(p_u)
 
     def privacy_jac(x):
         c = x.reshape(n, n)
-        p_u = np.maximum(c @ p, OUTPUT_FLOOR)
+        p_u = np.maximum(c @ p, geo.settings.heuristics.output_floor)
         m = np.maximum((c * p[None, :]) @ A.T, 0.0)
         total = np.maximum(power(m, alpha) @ weight, TINY)
         inner = (power(m, alpha - 1) * weight) @ A  # (n_u, n_y)
@@ -230,7 +223,7 @@ def polish_channel(geo, q, w, seed, max_iter=CHANNEL_POLISH_ITER):
     c = np.clip(res.x.reshape(n, n), 0.0, None)
     joint = c * p[None, :]
     p_u = joint.sum(axis=1)
-    keep = p_u > TINY_OUTPUT
+    keep = p_u > geo.settings.heuristics.tiny_output
     if not np.any(keep):
         return np.zeros((n, 0))
     posteriors = (joint[keep] / p_u[keep, None]).T

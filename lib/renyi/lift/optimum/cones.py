@@ -15,22 +15,19 @@ import math
 import numpy as np
 from scipy import linalg
 
-from ._numerics import PARALLEL, TINY, ZERO_COMPONENT, bisect_feasible, power
+from .._numerics import PARALLEL, TINY, ZERO_COMPONENT, bisect_feasible, power
 
 __all__: list[str] = []
 
-#: Candidate cuts kept per cone (each gives a valid simplex; the bound uses the best).
-CUTS_PER_CONE = 3
 
 
-#: Bisection steps for the radial extent of the feasible set (2^-60 of a step < 1 ulp).
-RADIAL_BISECTIONS = 60
 
 
 class Geometry:
     """The feasible set in coordinates c of the affine hull: q = P_Y + B c."""
 
-    def __init__(self, model, eps, alpha):
+    def __init__(self, model, eps, alpha, settings):
+        self.settings = settings
         self.p, self.A, self.p_x = model.p_y, model.A, model.p_x
         self.alpha, self.eps, self.level = alpha, eps, math.exp(alpha * eps)
         if eps == 0:
@@ -68,7 +65,7 @@ class Geometry:
         slope = (self.A @ d) / self.p_x[:, None]
         on_facet = self._phi(cap, slope) <= self.level
         lo = bisect_feasible(
-            lambda t: self._phi(t, slope) <= self.level, np.zeros_like(cap), cap, rtol=0.0, steps=RADIAL_BISECTIONS
+            lambda t: self._phi(t, slope) <= self.level, np.zeros_like(cap), cap, rtol=0.0, steps=self.settings.margins.radial_bisections
         )
         t = np.where(on_facet, cap, lo)
         q = self.p[:, None] + t * d
@@ -86,6 +83,7 @@ class ConeTree:
     """A partition of the directions into simplicial cones, each with simplices that contain Q in it."""
 
     def __init__(self, geo: Geometry):
+        self.settings = geo.settings
         self.geo = geo
         k, p = geo.k, geo.p
         if geo.k == geo.p.size - 1:
@@ -142,7 +140,7 @@ class ConeTree:
         with np.errstate(divide="ignore", invalid="ignore"):
             lam = np.where(dots > PARALLEL, cut_b[:, :, None] / dots, np.inf)
         overshoot = np.max(lam / np.maximum(self.t[cones][:, None, :], TINY), axis=2)
-        best = np.argsort(overshoot, axis=1)[:, :CUTS_PER_CONE]
+        best = np.argsort(overshoot, axis=1)[:, :self.settings.heuristics.cuts_per_cone]
         single = np.take_along_axis(lam, best[:, :, None], axis=1)
         # The pair: best tangent cut of the cone's own rays, best facet.
         rows = np.arange(n_cones)

@@ -1,0 +1,236 @@
+r"""The optimal value of problem (3) for any leakage matrix (Theorem 2), with a certificate.
+
+Taught in the chapter *General leakage matrices* (``book/part2``).
+
+Theorem 2 writes :math:`V_{\chi^2}(\epsilon,\alpha)` as the concave envelope at
+:math:`P_Y` of the convex :math:`g(q)=\|D_Y^{-1/2}(q-P_Y)\|^2` over the convex
+feasible set :math:`\mathcal Q^{\rm ex}_\epsilon=\{q\in\Delta:\Phi_\alpha(q)\le
+e^{\alpha\epsilon}\}`.  :func:`global_optimum` brackets it between two numbers:
+
+* a **lower bound**, the utility of an exactly feasible mechanism: a linear
+  program over the weights of candidate posteriors (column generation), whose
+  support is refined by a local optimiser over the whole mechanism;
+* an **upper bound** valid by construction, from weak duality: for *every*
+  :math:`\mu`,
+
+  .. math::
+
+      V_{\chi^2}\le U(\mu)=\max_{q\in\mathcal Q^{\rm ex}_\epsilon}
+      F_\mu(q),\qquad F_\mu(q)=g(q)-\mu^{\mathsf T}(q-P_Y),
+
+  because any feasible mechanism has :math:`\sum_up_ug(q_u)=\sum_up_uF_\mu(q_u)`.
+  :math:`\mu` is the LP's dual, and the maximum of the convex :math:`F_\mu`
+  over the convex set is bounded by a *conical branch and bound*: the
+  directions from :math:`P_Y` are split into simplicial cones; in each, the
+  feasible set lies in a simplex cut off by one supporting hyperplane (a facet
+  :math:`q_y\ge0` or a tangent plane of the convex :math:`\Phi_\alpha`), and a
+  convex function on a simplex is largest at a vertex.  Cones whose bound is
+  below the target are left alone; the others are bisected.  At large
+  :math:`|\mathcal Y|` a *box branch and bound* on a concave Lagrangian follows
+  (:mod:`renyi.lift.optimum.boxes`).
+
+Theorem 1's :math:`V_+` is a second valid upper bound where it is proved
+(invertible :math:`A`, :math:`\alpha\ge2`, :math:`\bar\delta_\epsilon<1`), and two
+coarse ones always hold (see :func:`global_optimum`); the result reports the
+smallest and says which it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ..._validation import as_int, as_real_scalar
+from ..channels import build_mechanism
+from ..model import GeneralLeakageModel, LeakageModel, check_eps, check_order
+from .._numerics import NEGLIGIBLE_WEIGHT
+from .bracket import CertifiedOptimum, best_upper_bound, certified, feasible_mechanism
+from .boxes import WorkerPool
+from .cones import ConeTree, Geometry
+from .lp import merge_outputs, prune_outputs
+from .search import BoxPhase, clock, cone_phase
+from .settings import Heuristics, Margins, SearchSettings
+
+__all__ = ["global_optimum", "CertifiedOptimum", "SearchSettings", "Margins", "Heuristics"]
+
+
+def global_optimum(
+    model,
+    eps,
+    order,
+    *,
+    rtol: float = 1e-6,
+    time_limit: float | None = 120.0,
+    seed: int = 0,
+    max_cones: int = 1_000_000,
+    workers: int = 1,
+    settings: SearchSettings | None = None,
+) -> CertifiedOptimum:
+    r"""Bracket the optimal value of problem (3) for any leakage matrix (Theorem 2).
+
+    Parameters
+    ----------
+    model : LeakageModel or GeneralLeakageModel
+    eps : float
+        :math:`\epsilon\ge0`; at 0 the posteriors move in :math:`\operatorname{null}(A)`
+        (Proposition 4).
+    order : float
+        :math:`\alpha>1`.
+    rtol : float, default 1e-6
+        Target relative gap ``(upper - lower) / upper``.
+    time_limit : float or None, default 120
+        Seconds after which the search stops and returns the bracket it has
+        (checked between rounds).  ``None``: no limit.
+    seed : int, default 0
+        Seed of the random directions of the initial cover.  The result is
+        deterministic for a given seed when the gap is reached within the time
+        limit and no box round was cut short to keep to it (a round splits at
+        most the boxes that about a second allows, as measured); otherwise how
+        far the search got depends on the machine's speed.  The bracket is
+        valid either way.
+    max_cones : int, default 1_000_000
+        Memory guard: each branch and bound stops refining beyond this many cones
+        or boxes (about 100 bytes per cone and dimension; a box holds a few
+        vectors of length :math:`|\mathcal Y|`).
+    workers : int, default 1
+        Processes that bound boxes (:math:`|\mathcal Y|\ge6`): this one plus
+        ``workers - 1`` spawned ones; ``-1`` uses every core.  Up to
+        :math:`|\mathcal Y|=12` one of them also runs the local searches over the
+        channel, while this one bounds the boxes.  Where the boxes do not run
+        no process is started; below :math:`|\mathcal Y|=8` a second one rarely
+        pays for its start.  A script that passes more than
+        one must run under ``if __name__ == "__main__":``, as with any process pool.
+    settings : SearchSettings, optional
+        The search's margins and heuristics (default ``SearchSettings()``); see
+        :mod:`renyi.lift.optimum.settings`.  Heuristics change only the time to a gap.
+
+    Returns
+    -------
+    CertifiedOptimum
+        An exactly feasible mechanism (``utility`` = ``lower_bound``, recomputed
+        from its channel) with ``upper_bound``, ``gap``, ``upper_bound_source``
+        and ``certified``.  Nearby posteriors are merged, and outputs dropped, while
+        the utility loses at most ``0.01 * rtol`` of itself, so ``len(p_u)`` is the
+        support of the solution, at most :math:`|\mathcal Y|` (Proposition 1).
+
+    Notes
+    -----
+    The lower bound comes from a linear program over candidate posteriors
+    (HiGHS dual simplex; its vertex solution has at most :math:`|\mathcal Y|`
+    outputs), whose candidates are the end points of the branch and bound's rays,
+    the maximisers found in its boxes, and local optima (SLSQP) over the whole
+    mechanism, over single posteriors and, up to :math:`|\mathcal Y|=12`, over the
+    channel :math:`P_{U|Y}` itself (where an output can split in two).  The upper bound is the weak-duality
+    bound :math:`U(\mu)` of the module docstring, evaluated by two branch and
+    bounds:
+
+    * the **conical** one (:mod:`renyi.lift.cones`), which bounds a convex
+      function on a simplex by its vertices; it closes the gap at
+      :math:`|\mathcal Y|\le5` but needs exponentially many cones beyond;
+    * from :math:`|\mathcal Y|\ge6` (with :math:`\alpha\ge2`, invertible
+      :math:`A`, :math:`\epsilon>0`), after one round of the cones, the
+      **box** one (:mod:`renyi.lift.boxes`), which majorises :math:`F_\mu` on each
+      box by a concave Lagrangian (:math:`\lambda(e^{\alpha\epsilon}-\Phi_\alpha)` plus a
+      cover that makes it concave) and certifies its maximum by a supergradient.  Its
+      :math:`\mu` is not the LP's dual but the multiplier at which :math:`F_\mu` is
+      stationary at every output of the polished mechanism (a least-squares fit of the
+      KKT conditions), renewed when the lower bound rises.
+
+    The smallest of these and Theorem 1's :math:`V_+` (and two coarse closed
+    forms) is reported, with its name.  All are valid whatever the time limit;
+    only the gap depends on it.
+
+    Cost.  A cone's bound costs :math:`O(|\mathcal Y|^3)` and a box's
+    :math:`O(|\mathcal Y|^3)` per ascent step; what grows fast is their number.  Cones
+    cover directions, so their count for a fixed gap grows exponentially in
+    :math:`|\mathcal Y|`; boxes cover posteriors, and range reduction keeps their count
+    small below :math:`\epsilon_{\max}` and larger where the optimal posteriors sit on faces
+    of the simplex.  The cases of ``make bench`` (the book's *Performance* page) measure it
+    at :math:`\alpha=3` from :math:`|\mathcal Y|=3` to 20 in both regimes, with the cones
+    alone on the :math:`|\mathcal Y|=6` and 7 cases as a yardstick in the same run; at
+    :math:`|\mathcal Y|=20` and :math:`\epsilon=0.02` the time limit binds and the gap is
+    what it reaches.  The time limit is kept to within about ``settings.heuristics.box_round_seconds``
+    (one box round).
+
+    References
+    ----------
+    :cite:t:`zamani2026alphalift`, Theorem 2 and Proposition 1.
+    """
+    eps, alpha = check_eps(eps), check_order(order)
+    rtol, time_limit, max_cones = check_search(model, rtol, time_limit, max_cones)
+    seed = as_int(seed, "seed", minimum=0)
+    workers = check_workers(workers)
+    settings = check_settings(settings)
+    started = time.perf_counter()
+    out_of_time = clock(time_limit)
+    geo = Geometry(model, eps, alpha, settings)
+    if geo.k == 0:  # invertible A at eps = 0: only the trivial mechanism is private
+        mech = build_mechanism(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
+        return certified(mech, 0.0, "exact", rtol, started, (0, 0))
+
+    use_boxes = boxes_apply(model, geo)
+    # Where the boxes run, the cones only set up the first LP (one round: their bound at
+    # |Y| = 6 needed 200,000 cones where the boxes need about 200).
+    cone_limit = 0.0 if use_boxes else time_limit
+    with WorkerPool(workers - 1) if use_boxes and workers > 1 else contextlib.nullcontext() as pool:
+        tree = ConeTree(geo)
+        columns, value, weights, mu, cone_upper = cone_phase(model, geo, tree, rtol, seed, cone_limit, max_cones)
+        computed = [(cone_upper, "branch-and-bound")]
+        n_boxes = 0
+        if use_boxes and cone_upper - value > rtol * cone_upper and not out_of_time():
+            # One BLAS thread for the boxes: their matrices are |Y| x |Y| (stacked), where a second
+            # thread gains nothing, and a thread spinning while another process holds the core
+            # slows both (two searches on two cores took several times as long).  The cones'
+            # larger products keep the default, where a second thread pays.
+            with threadpool_limits(limits=1, user_api="blas"):
+                phase = BoxPhase(model, geo, (columns, value, weights, mu), rtol, out_of_time, pool)
+                columns, value, weights, mu, box_upper, n_boxes = phase.run(max_cones)
+            computed.append((box_upper, "box branch-and-bound"))
+    support = weights > NEGLIGIBLE_WEIGHT
+    merge = settings.heuristics.merge_rtol * rtol
+    q, w = merge_outputs(columns[:, support], weights[support], model.p_y, merge * value)
+    q, w = prune_outputs(model, geo, q, w, tolerance=merge)
+    mech = feasible_mechanism(model, w, q, eps, alpha, settings)
+    upper, source = best_upper_bound(model, eps, alpha, computed, settings)
+    return certified(mech, upper, source, rtol, started, (len(tree.cones), n_boxes))
+
+
+def boxes_apply(model, geo):
+    """Whether the box branch and bound runs: large |Y|, eps > 0, alpha >= 2 and an invertible A.
+
+    Its root box is the D_2 ellipsoid's shadow, which needs D_2 <= D_alpha (alpha >= 2) and
+    a non-degenerate ellipsoid; its concavity cover needs Phi's Hessian to grow with A q.
+    """
+    return isinstance(model, LeakageModel) and geo.eps > 0 and geo.alpha >= 2 and model.p_y.size >= geo.settings.heuristics.box_min_size
+
+def check_search(model, rtol, time_limit, max_cones):
+    """Validate the model and the search controls of :func:`global_optimum`."""
+    if not isinstance(model, GeneralLeakageModel):
+        raise TypeError(f"model must be a LeakageModel or GeneralLeakageModel, got {type(model).__name__}")
+    rtol = as_real_scalar(rtol, "rtol")
+    if not 0 < rtol < 1:
+        raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}")
+    if time_limit is not None:
+        time_limit = as_real_scalar(time_limit, "time_limit")
+        if time_limit <= 0:
+            raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit!r}")
+    return rtol, time_limit, as_int(max_cones, "max_cones")
+
+def check_workers(workers):
+    """``workers`` as a process count: an int >= 1, or -1 for every core."""
+    if isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and workers == -1:
+        return os.cpu_count() or 1
+    return as_int(workers, "workers")
+
+
+def check_settings(settings):
+    """``settings`` as a :class:`SearchSettings` (None: the defaults)."""
+    if settings is None:
+        return SearchSettings()
+    if not isinstance(settings, SearchSettings):
+        raise TypeError(f"settings must be a SearchSettings, got {type(settings).__name__}")
+    return settings

@@ -1,0 +1,452 @@
+"""The bound of F_mu on a stack of boxes: the concave Lagrangian, its certificate by a
+supergradient, and the range reduction that each bound gives (see :mod:`renyi.lift.optimum.boxes`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import linalg
+
+from ..._numerics import power
+from .cover import cheapest_cover, congruence, cover_cost, knapsack, outer, project, reduce_range
+
+
+
+class Constraint:
+    """Phi, or its quadratic minorant, on a stack of boxes: values, gradients and Hessian bounds.
+
+    ``z0`` None means Phi itself on every box; else ``exact`` (None: none) marks the boxes
+    on which it is Phi itself, and the others take the minorant expanded at ``z0``.  ``h``
+    bounds the Hessian below on each box, ``row_sums`` are the row sums of a bound above
+    (entrywise; for the ascent's metric).
+    """
+
+    def __init__(self, lagrangian, h, row_sums, z0=None, kappa=None, exact=None):
+        self.owner, self.h, self.row_sums, self.z0, self.kappa = lagrangian, h, row_sums, z0, kappa
+        self.exact = exact
+        # The minorant's weighted slope is affine in z = A q: its two coefficients, computed
+        # once (the ascent asks for the gradient at every step).
+        self._affine = None
+
+    def rows(self, idx):
+        pick = lambda v: None if v is None else v[idx]
+        return Constraint(
+            self.owner, self.h[idx], self.row_sums[idx], pick(self.z0), pick(self.kappa), pick(self.exact)
+        )
+
+    def _every_row(self):
+        """Expansion points, kappa and which rows are Phi itself, for every row (Phi's rows
+        carry zeros, unused)."""
+        m = self.h.shape[0]
+        if self.z0 is None:
+            zeros = np.zeros((m, self.owner.A.shape[0]))
+            return zeros, zeros, np.ones(m, dtype=bool)
+        return self.z0, self.kappa, np.zeros(m, dtype=bool) if self.exact is None else self.exact
+
+    @staticmethod
+    def _from_rows(owner, h, row_sums, z0, kappa, exact):
+        if exact.all():
+            return Constraint(owner, h, row_sums)
+        return Constraint(owner, h, row_sums, z0, kappa, exact if exact.any() else None)
+
+    @staticmethod
+    def stack(parts):
+        """The rows of ``parts`` one after another (one stacked ascent for several models)."""
+        rows = [p._every_row() for p in parts]
+        cat = lambda values: np.concatenate(list(values))
+        return Constraint._from_rows(
+            parts[0].owner, cat(p.h for p in parts), cat(p.row_sums for p in parts), *map(cat, zip(*rows))
+        )
+
+    def where(self, mask, other):
+        """Rows of ``other`` where ``mask``, else these (models of the same boxes), so that the
+        boxes of every model are refined by one stacked ascent."""
+        pick = lambda a, b: np.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), b, a)
+        mine, theirs = self._every_row(), other._every_row()
+        return Constraint._from_rows(
+            self.owner,
+            pick(self.h, other.h),
+            pick(self.row_sums, other.row_sums),
+            *(pick(a, b) for a, b in zip(mine, theirs)),
+        )
+
+    def phi(self, q):
+        if self.z0 is None:
+            return self.owner._phi(q)
+        a, z = self.owner.alpha, q @ self.owner.A.T
+        dz = z - self.z0
+        taylor = power(self.z0, a) + a * power(self.z0, a - 1) * dz + self.kappa * dz**2
+        minorant = np.sum(self.owner.weight * taylor, axis=-1)
+        if self.exact is None:
+            return minorant
+        return np.where(self.exact, power(np.maximum(z, 0.0), a) @ self.owner.weight, minorant)
+
+    def grad(self, q):
+        if self.z0 is None:
+            return self.owner._grad_phi(q)
+        z = q @ self.owner.A.T
+        if self._affine is None:
+            a, w = self.owner.alpha, self.owner.weight
+            # w (a z0^(a-1) + 2 kappa (z - z0)) = base + scale z
+            self._affine = (w * (a * power(self.z0, a - 1) - 2 * self.kappa * self.z0), w * (2 * self.kappa))
+        base, scale = self._affine
+        slope = base + scale * z
+        if self.exact is not None:
+            slope = np.where(self.exact[:, None], self.owner._exact_slope(z), slope)
+        return slope @ self.owner.A
+
+
+class Reduction:
+    """The boxes of one call, each narrowed by every tangent plane its bounds produce.
+
+    Every bound's tangent plane majorises F_mu on the box's feasible points, so each one's
+    range reduction (:func:`reduce_range`) is valid and they intersect.  With no finite target
+    nothing is reduced.
+    """
+
+    def __init__(self, lo, hi, target, settings):
+        self.settings = settings
+        self.boxes = (lo, hi)
+        self.lo, self.hi, self.target = lo.copy(), hi.copy(), target
+        self.active = bool(np.isfinite(target))
+
+    def narrow(self, rows, tangent):
+        """Intersect boxes ``rows`` (one per row of the tangent; repeats allowed) with the
+        reductions of these tangents, each on the box as it was bounded."""
+        if not self.active:
+            return
+        lo, hi = self.boxes
+        new_lo, new_hi = reduce_range(*tangent, lo[rows], hi[rows], self.target, self.settings)
+        np.maximum.at(self.lo, rows, new_lo)
+        np.minimum.at(self.hi, rows, new_hi)
+
+
+class BoxLagrangian:
+    """The bound of F_mu on boxes: geometry only, so that it pickles small (worker processes)."""
+
+    def __init__(self, p, A, alpha, level, weight, settings):
+        self.p, self.A, self.alpha, self.level, self.weight = p, A, alpha, level, weight
+        self.settings = settings
+        self.basis = linalg.null_space(np.ones((1, p.size)))
+
+    def _phi(self, q):
+        return power(np.maximum(q @ self.A.T, 0.0), self.alpha) @ self.weight
+
+    def _exact_slope(self, z):
+        """Phi's weighted slope in z = A q: its gradient is this times A."""
+        return self.alpha * power(np.maximum(z, 0.0), self.alpha - 1) * self.weight
+
+    def _grad_phi(self, q):
+        return self._exact_slope(q @ self.A.T) @ self.A
+
+    def _values(self, q, mu):
+        d = q - self.p
+        return np.sum(d * d / self.p, axis=-1) - d @ mu
+
+    def _h_lo(self, lo):
+        a = self.alpha
+        z_lo = np.maximum(lo @ self.A.T, 0.0)
+        return congruence(self.A, a * (a - 1) * self.weight * power(z_lo, a - 2))
+
+    def _concave_from(self, h):
+        """The smallest lam that makes F_mu - lam Phi concave on each box without theta (h: Phi's Hessian bound)."""
+        h = self.basis.T @ h @ self.basis
+        d = self.basis.T @ (self.basis * (2 / self.p)[:, None])
+        try:
+            cover = np.linalg.cholesky(h)
+        except np.linalg.LinAlgError:
+            return np.full(h.shape[0], np.inf)
+        x = np.linalg.solve(cover, np.broadcast_to(d, h.shape))
+        x = np.linalg.solve(cover, np.swapaxes(x, 1, 2))
+        return np.linalg.eigvalsh(0.5 * (x + np.swapaxes(x, 1, 2)))[:, -1]
+
+    def _quadratic_minorant(self, lo, hi, start):
+        """Phi's quadratic minorant on the box's feasible points, expanded where the ascent starts.
+
+        For z >= z_lo the Taylor remainder of z^alpha at z0 is at least kappa (z - z0)^2 with
+        kappa = alpha (alpha - 1) int_0^1 (1 - s) (z0 + s (z_lo - z0))^(alpha - 2) ds, bounded
+        below by Jensen (alpha >= 3, convex integrand) or by the chord (2 <= alpha <= 3).
+        Returns (z0, kappa): its Hessian 2 A^T diag(w kappa) A no longer falls to the box's corner.
+        """
+        a = self.alpha
+        z_lo = np.maximum(lo @ self.A.T, 0.0)
+        z0 = np.maximum(project(np.clip(start, lo, hi), lo, hi) @ self.A.T, z_lo)
+        if a >= 3:
+            kappa = 0.5 * a * (a - 1) * power((2 * z0 + z_lo) / 3, a - 2)
+        else:
+            kappa = a * (a - 1) * (power(z0, a - 2) / 3 + power(z_lo, a - 2) / 6)
+        return z0, kappa
+
+    def _cover(self, lo, hi, lam, h, least=True, near=None, at=None):
+        """theta >= 0 that makes the Lagrangian concave on each box (a generalised eigenvalue).
+
+        The Hessian of L on the plane is 2 D_Y^-1 - lam H_Phi(q) - 2 diag(theta), and for
+        alpha >= 2 H_Phi(q) >= H_Phi(lo) on the box (A >= 0, z^(alpha-2) increases).  Three
+        fixed shapes of theta are scaled until it is, then (``least``) the least-cost cover is
+        computed from the cheapest (``cheapest_cover``) and certified the same way; the
+        cheapest (sum theta_y cost_y, :func:`cover_cost` at ``at``, the expected maximiser) is
+        kept.  With ``near`` (a cover of each box at a nearby multiplier) the fixed shapes are
+        skipped: it is scaled and the barrier starts there.
+        """
+        full = np.diag(2 / self.p)[None] - lam[:, None, None] * h
+        m = self.basis.T @ full @ self.basis
+
+        def certified(shape):
+            """The shape scaled until the Lagrangian is concave: the pencil's top eigenvalue.
+
+            max u^T M u / u^T diag(2 shape) u over the plane u^T 1 = 0 is, with
+            v = diag(2 shape)^(1/2) u, the top eigenvalue of K = S M S (S = diag(2 shape)^(-1/2))
+            on the plane v^T s = 0, i.e. of P K P with P the projector off s; P K P adds the
+            eigenvalue 0 (on s), which the max with 0 below absorbs.
+            """
+            scale = 1 / np.sqrt(2 * shape)
+            k = full * scale[:, :, None] * scale[:, None, :]
+            c = scale / np.linalg.norm(scale, axis=-1, keepdims=True)
+            kc = np.einsum("mij,mj->mi", k, c)
+            ckc = np.sum(c * kc, axis=-1)[:, None, None]
+            k = k - outer(c, kc) - outer(kc, c) + ckc * outer(c, c)
+            eig_c = np.linalg.eigvalsh(0.5 * (k + np.swapaxes(k, 1, 2)))
+            top = np.maximum(eig_c[:, -1], 0.0) + self.settings.margins.eigenvalue * np.abs(eig_c).max(axis=1)
+            return top[:, None] * shape
+
+        cost = cover_cost(lo, hi, self.settings, at)
+
+        def cheaper(a, b):
+            return np.where((np.sum(a * cost, axis=-1) < np.sum(b * cost, axis=-1))[:, None], a, b)
+
+        if near is not None:
+            return self._least_cover(m, cost, certified(near), certified, cheaper)
+        # Where the Lagrangian is convex: its positive eigen-directions, in the box's coordinates.
+        eig, vec = np.linalg.eigh(m)
+        directions = self.basis @ vec
+        spread = np.sqrt(np.einsum("myk,mk->my", directions**2, np.maximum(eig, 0.0)))
+        shapes = (
+            1 / (lo.shape[1] * cost),  # equal cost per coordinate
+            np.broadcast_to(1 / self.p, lo.shape),  # F's own curvature
+            spread / np.sqrt(cost) + 1e-6 / self.p,  # optimal for a rank-one convexity (kept definite)
+        )
+        best = certified(shapes[0])
+        for shape in shapes[1:]:
+            best = cheaper(certified(shape), best)
+        return self._least_cover(m, cost, best, certified, cheaper) if least else best
+
+    def _least_cover(self, m, cost, best, certified, cheaper):
+        """The least-cost cover from the certified ``best`` (kept where it is cheaper)."""
+        # From a strictly feasible point (``best``, enlarged); a row the barrier method lost
+        # (round-off) keeps that point.
+        start = best * (1 + self.settings.heuristics.cover_start_margin) + 1e-12
+        try:
+            shape = cheapest_cover(m, self.basis, cost, start, self.settings)
+        except np.linalg.LinAlgError:
+            shape = start
+        ok = np.all(np.isfinite(shape) & (shape > 0), axis=-1, keepdims=True)
+        shape = np.where(ok, shape, start)
+        return cheaper(certified(shape + self.settings.margins.cover_floor * shape.max(axis=-1, keepdims=True)), best)
+
+    def _bound(self, lo, hi, mu, lam, start, constraint, steps=None, least=True, near=None):
+        """Certified max of F_mu over each box's feasible points, the ascent's end point, theta,
+        and a tangent plane of the Lagrangian there (:func:`reduce_range`).
+
+        ``constraint`` (a :class:`Constraint`) is Phi itself or a minorant of it on the box's
+        feasible points; ``least`` whether the cover is the least-cost one (else the cheapest
+        fixed shape).  The tangent ``(slope, offset, spread)`` majorises F_mu on the box's
+        feasible points by ``offset + slope . q`` (L is concave on the box and above F_mu),
+        with ``spread`` a bound of its round-off's scale.
+        """
+        phi, grad_phi = constraint.phi, constraint.grad
+        # The cover is priced where the ascent starts (the parent's or the best trial's end
+        # point), the best guess of where the box's maximiser is.
+        x = project(np.clip(start, lo, hi), lo, hi)
+        theta = self._cover(lo, hi, lam, constraint.h, least, near, at=x)
+        level = self.level
+
+        def gradient(q):
+            return 2 * (q - self.p) / self.p - mu - lam[:, None] * grad_phi(q) + theta * (lo + hi - 2 * q)
+
+        # The same gradient for the ascent's steps, its affine part collected once (the
+        # certificate below uses the formula above).
+        linear = 2 / self.p - 2 * theta
+        constant = theta * (lo + hi) - 2 - mu
+        lam_column = lam[:, None]
+
+        def step_gradient(q):
+            return q * linear + constant - lam_column * grad_phi(q)
+
+        # A diagonal majoriser of -Hess L on the box, as the ascent's metric: H_Phi is entrywise
+        # non-negative and at most its value at the upper corner, diag(H 1) >= H for such a
+        # matrix, and F's own curvature 2 / p only makes L less concave.  The covers' theta
+        # span 10^4 on a box against a face, and one step size for all coordinates left the
+        # flat ones unconverged (at |Y| = 10, eps_max / 2, 77 % of a tree's boxes bounded below
+        # the target after 30 steps instead of 97 %).
+        metric = lam[:, None] * constraint.row_sums + 2 * theta
+        metric = 1 / np.maximum(metric, self.settings.heuristics.metric_floor * metric.max(axis=-1, keepdims=True) + 1e-300)
+        y, t_acc = x.copy(), 1.0
+        for _ in range(self.settings.heuristics.ascent_steps if steps is None else steps):
+            x_new = project(y + metric * step_gradient(y), lo, hi, metric)
+            t_new = 0.5 * (1 + math.sqrt(1 + 4 * t_acc * t_acc))
+            y = x_new + ((t_acc - 1) / t_new) * (x_new - x)
+            x, t_acc = x_new, t_new
+        g = gradient(x)
+        values, lifted, cover = self._values(x, mu), lam * phi(x), np.sum(theta * (x - lo) * (hi - x), axis=-1)
+        at_x = values + (lam * level - lifted) + cover
+        bound = at_x + np.sum(g * (knapsack(g, lo, hi) - x), axis=-1)
+        # A NaN bound (round-off in a degenerate box) certifies nothing: it counts as infinite.
+        bound = np.where(np.isnan(bound), np.inf, bound)
+        gx = g * x
+        offset = at_x - np.sum(gx, axis=-1)
+        spread = np.abs(values) + lam * level + np.abs(lifted) + cover + np.sum(np.abs(gx) + np.abs(g) * hi, axis=-1)
+        return bound + self.settings.margins.box_bound * np.abs(bound) + 1e-15, x, theta, (g, offset, spread)
+
+    def _constraints(self, lo, hi, points):
+        """Phi itself (Hessian bound at the box's lower corner) and its quadratic minorants
+        expanded at each of ``points`` (stacks of one point per box)."""
+        a, w, sums = self.alpha, self.weight, self.A.sum(axis=1)
+        # Phi's Hessian A^T diag(w a (a - 1) z^(a - 2)) A is largest at the upper corner.
+        z_hi = np.maximum(hi @ self.A.T, 0.0)
+        models = [Constraint(self, self._h_lo(lo), (a * (a - 1) * w * power(z_hi, a - 2) * sums) @ self.A)]
+        for point in points:
+            z0, kappa = self._quadratic_minorant(lo, hi, point)
+            h = congruence(self.A, 2 * w * kappa)
+            models.append(Constraint(self, h, (2 * w * kappa * sums) @ self.A, z0, kappa))
+        return models
+
+    def _trials(self, lo, hi, mu, lams, start, constraints, reduction, least=True):
+        """Short ascents for every row of ``lams`` (trials x boxes), row t with the model
+        ``constraints[t]``, all at once; results trials x boxes."""
+        n_trials, m = lams.shape
+        tile = np.tile(np.arange(m), n_trials)
+        bound, x, theta, tangent = self._bound(
+            lo[tile], hi[tile], mu, lams.ravel(), start[tile], Constraint.stack(constraints), self.settings.heuristics.trial_steps, least
+        )
+        reduction.narrow(tile, tangent)
+        return bound.reshape(n_trials, m), x.reshape(n_trials, m, -1), theta.reshape(n_trials, m, -1)
+
+    def _golden(self, lo, hi, mu, rows, constraint, best, best_lam, bound_lam, start, reduction):
+        """Golden-section search of the multiplier around ``best_lam`` for boxes ``rows``.
+
+        Every evaluation is a valid bound, so ``best`` and ``bound_lam`` (updated in place)
+        keep the smallest seen; the search only decides where to look.
+        """
+        rows = rows[best_lam[rows] > 0]
+        if rows.size == 0:
+            return
+        g = (math.sqrt(5) - 1) / 2
+        u = np.log(best_lam[rows])
+        a, b = u - math.log(self.settings.heuristics.golden_span), u + math.log(self.settings.heuristics.golden_span)
+        sub = constraint.rows(rows)
+        # Each evaluation's cover starts from the previous one's (the fixed shapes are ranked
+        # once, at the first).
+        cover = [None]
+
+        def f(points):
+            lam = np.exp(points)
+            bound, _, cover[0], tangent = self._bound(
+                lo[rows], hi[rows], mu, lam, start[rows], sub, self.settings.heuristics.trial_steps, near=cover[0]
+            )
+            reduction.narrow(rows, tangent)
+            better = bound < best[rows]
+            best[rows[better]], bound_lam[rows[better]] = bound[better], lam[better]
+            return bound
+
+        c, d = b - g * (b - a), a + g * (b - a)
+        fc, fd = f(c), f(d)
+        for _ in range(self.settings.heuristics.golden_evaluations - 2):
+            left = fc <= fd
+            a, b = np.where(left, a, c), np.where(left, d, b)
+            new = np.where(left, b - g * (b - a), a + g * (b - a))
+            fn = f(new)
+            c, d = np.where(left, new, d), np.where(left, c, new)
+            fc, fd = np.where(left, fn, fd), np.where(left, fc, fn)
+
+    def __call__(self, lo, hi, start, anchor, lam, lam_best, mu, target=-np.inf):
+        """Bound boxes with each trial multiplier and constraint model; keep the best per box.
+
+        ``lam`` is each box's previous multiplier (inf: none yet), the centre of the trial
+        grid, and ``lam_best`` the one its previous bound came from (tried too: a child that
+        did not try it could not match its parent's bound, and would keep that bound for
+        round after round).  Returns the bounds, the ascent end points, the coarse winners'
+        multipliers and the bounds' multipliers, the covers theta, the rival maximisers, and
+        each box narrowed to where F_mu may exceed ``target`` (:class:`Reduction`).  A box
+        whose trials already bound it below ``target`` is not refined.  The trials of all
+        constraint models run as one stacked ascent (trial-major rows), so a box costs a few
+        array operations rather than a Python loop per trial.
+        """
+        m = lo.shape[0]
+        # A box whose best multiplier was 0 gets the root's wide grid: multiples of 0 are 0,
+        # and its children would otherwise never try another (at |Y| = 10, eps = 0.02 such
+        # boxes held the bound for a quarter of a 60-s run, and the gap halved without them).
+        fresh = ~np.isfinite(lam) | (lam == 0)
+        known = np.where(fresh, 0.0, lam)
+        # Phi's minorant is expanded at the ascent's start (the parent's end point) and at the
+        # point the parent's own bound expanded it at: neither dominates (a child whose only
+        # minorant was at the end point stayed 20 % above its parent's bound round after round
+        # in the bounded family at eps = 0.02; with only the inherited point |Y| = 20 below
+        # eps_max took about four times as long).
+        constraints = self._constraints(lo, hi, (start, anchor))
+        lams, models = [], []
+        for c, constraint in enumerate(constraints):
+            if c == 2:
+                # The parent's minorant only at the parent's multiplier: what lets a child match
+                # its parent's bound (a full grid here cost more than it gained below eps_max).
+                trials = [np.where(fresh, known, lam_best)]
+            else:
+                trials = [known * s for s in self.settings.heuristics.multiplier_steps]
+                # Also the multiplier from which the Lagrangian is concave with no cover at all.
+                threshold = self._concave_from(constraint.h)
+                if np.all(np.isfinite(threshold)):
+                    trials += [threshold * s for s in self.settings.heuristics.threshold_steps]
+                # The multiplier of the parent's bound, so that a child can always match it.
+                trials.append(np.where(fresh, known, lam_best))
+                if fresh.any():
+                    trials += [np.where(fresh, lam, known) for lam in self.settings.heuristics.root_multipliers]
+            lams += trials
+            models += [c] * len(trials)
+        # A short ascent ranks the trials, with the fixed shapes of cover only (the least-cost
+        # one costs most of a bound, and at |Y| = 20 ranking with it left a gap over ten times
+        # larger within the same limit); the winner's is refined and continued below with it.  All
+        # models' trials run as one stacked ascent.
+        lams, models = np.stack(lams), np.array(models)
+        # Every bound also narrows its box to where F_mu may exceed the target.
+        reduction = Reduction(lo, hi, target, self.settings)
+        bounds, points, thetas = self._trials(
+            lo, hi, mu, lams, start, [constraints[c] for c in models], reduction, least=False
+        )
+        # The first best trial per box; a box with no finite bound keeps its start.
+        top, rows = np.argmin(bounds, axis=0), np.arange(m)
+        best, ok = bounds[top, rows], np.isfinite(bounds[top, rows])
+        best_x = np.where(ok[:, None], points[top, rows], start)
+        best_lam = np.where(ok, lams[top, rows], known)
+        bound_lam = best_lam.copy()
+        best_theta = np.where(ok[:, None], thetas[top, rows], 0.0)
+        winner = models[top]
+        # Every box is refined with the model its best trial used, all in one stacked search (at
+        # |Y| = 10 a round bounds 60 boxes or so, where a search per model cost a third more).
+        second = winner == 2
+        constraint = constraints[1].where(second, constraints[2]).where(winner == 0, constraints[0])
+        # (A box already below the target needs no better bound: it will not be split.)
+        rows = np.flatnonzero(best > target)
+        if rows.size:
+            # The bound is roughly convex in lam, often with a sharp minimum between the
+            # coarse trials (at |Y| = 10, eps_max / 2, a box 7.9e-4 above the value at the
+            # coarse winner was 1.5e-4 above 2 % further on): a golden-section search.
+            self._golden(lo, hi, mu, rows, constraint, best, best_lam, bound_lam, best_x, reduction)
+            # The long ascent at the multiplier of the best bound.  The children inherit the
+            # coarse winner's (their trial grid drifts otherwise: at |Y| = 10, eps_max / 2,
+            # a gap twenty times larger within the same limit) and try this one too.
+            final_lam = bound_lam[rows]
+            bound, x, theta, tangent = self._bound(
+                lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows)
+            )
+            reduction.narrow(rows, tangent)
+            keep = bound < best[rows]
+            best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
+            bound_lam[rows[keep]] = final_lam[keep]
+        # The rival: the maximiser of the best trial with a smaller multiplier.
+        smaller = np.where(lams < best_lam, bounds, np.inf)
+        pick = np.argmin(smaller, axis=0)
+        has = np.isfinite(smaller[pick, np.arange(m)])
+        rival = np.where(has[:, None], points[pick, np.arange(m)], best_x)
+        # Where the winning minorant was expanded (the exact model's boxes keep their start).
+        best_anchor = np.where(second[:, None], anchor, start)
+        return best, best_x, best_lam, bound_lam, best_theta, rival, best_anchor, reduction.lo, reduction.hi

@@ -1,0 +1,155 @@
+"""The two ends of the reported bracket: an exactly feasible mechanism and the smallest proved
+upper bound, and the :class:`CertifiedOptimum` that holds them."""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass
+
+from ..certificate import certificate
+from ..channels import LiftMechanism, budget_use, build_mechanism, from_channel
+from ..model import LeakageModel
+from .._numerics import TINY
+from .lp import exact_weights
+
+
+__all__ = ["CertifiedOptimum"]
+
+
+@dataclass(frozen=True)
+class CertifiedOptimum(LiftMechanism):
+    r"""A feasible mechanism with a certified bracket :math:`[\text{lower},\text{upper}]\ni V_{\chi^2}`.
+
+    Attributes
+    ----------
+    lower_bound : float
+        The utility of this mechanism; equals ``utility``.  For :math:`\epsilon>0` the
+        mechanism meets the budget exactly: its lifts are checked in decimal arithmetic with no
+        tolerance (:func:`~renyi.lift.channels.budget_use`), and its χ² is rounded down.
+    upper_bound : float
+        A proved upper bound on :math:`V_{\chi^2}(\epsilon,\alpha)`.
+    gap : float
+        ``(upper_bound - lower_bound) / upper_bound`` (0 when both are 0).  Never raised or
+        clipped: a negative gap would mean an inconsistent bracket, which is warned about
+        and not certified.
+    upper_bound_source : str
+        ``"branch-and-bound"`` (weak duality, computed over cones), ``"box branch-and-bound"``
+        (weak duality, computed over boxes with a concave Lagrangian), ``"theorem 1"``
+        (:math:`V_+`), ``"D2 relaxation"`` (:math:`\sigma^2_{\max}(e^{\alpha\epsilon/(\alpha-1)}-1)`,
+        from :math:`D_2\le D_\alpha`), ``"|Y| - 1"``, or ``"exact"`` (no utility is
+        possible).
+    certified : bool
+        ``0 <= gap <= rtol`` as requested.
+    elapsed : float
+        Seconds spent.
+    cones : int
+        Cones in the final partition of the conical branch and bound.
+    boxes : int
+        Boxes in the final partition of the box branch and bound (0 when it did not run).
+    """
+
+    lower_bound: float = 0.0
+    upper_bound: float = math.inf
+    gap: float = math.inf
+    upper_bound_source: str = ""
+    certified: bool = False
+    elapsed: float = 0.0
+    cones: int = 0
+    boxes: int = 0
+
+def closed_form_upper_bounds(model, eps, alpha):
+    """Upper bounds that need no search, with their names.
+
+    * ``"theorem 1"``: V_+ where its proof applies (invertible A, alpha >= 2,
+      delta_bar < 1, A_alpha > K delta_bar);
+    * ``"D2 relaxation"``: for alpha >= 2, D_2 <= D_alpha gives chi^2(P_{X|U=u} || P_X)
+      <= e^{alpha eps/(alpha-1)} - 1 for every output, and chi^2(P_{Y|U=u} || P_Y) =
+      ||W Z_u||^2 <= sigma_max^2 ||Z_u||^2 (invertible A);
+    * ``"|Y| - 1"``: chi^2(Y; U) <= min(|Y|, |U|) - 1 always.
+    """
+    bounds = [(float(model.p_y.size - 1), "|Y| - 1")]
+    if isinstance(model, LeakageModel) and alpha >= 2 and eps > 0:
+        bounds.append((model.sigma_max**2 * math.expm1(alpha * eps / (alpha - 1)), "D2 relaxation"))
+        cert = certificate(model, eps, alpha)
+        if cert.delta_bar < 1 and cert.rho < 1 and math.isfinite(cert.V_plus):
+            bounds.append((cert.V_plus, "theorem 1"))
+    return bounds
+
+def best_upper_bound(model, eps, alpha, computed, settings):
+    """The smallest valid upper bound, with its name: a branch and bound's or a closed form."""
+    upper, source = math.inf, ""
+    for bound, name in computed:
+        if bound * (1 + settings.margins.upper_bound) + TINY < upper:
+            upper, source = bound * (1 + settings.margins.upper_bound) + TINY, name
+    for bound, name in closed_form_upper_bounds(model, eps, alpha):
+        # The closed forms are evaluated in floats too (sigma_max by an SVD).
+        bound = bound * (1 + settings.margins.upper_bound) + TINY
+        if bound < upper:
+            upper, source = bound, name
+    return upper, source
+
+def feasible_mechanism(model, w, q, eps, alpha, settings):
+    """The mechanism of outputs ``q`` (feasible posteriors) with weights ``w``, exactly feasible.
+
+    The channel is built from (w, q), and its own posteriors differ from q as much as q w
+    misses P_Y.  Where that makes a lift exceed e^eps (by the library's tolerance), the
+    weights are re-solved exactly, and failing that the outputs move towards P_Y (strictly
+    inside Q, a convex set containing P_Y) by 1e-9, 1e-8, ... of their distance: the utility
+    loses about twice that, which the reported lower bound and gap include.
+    """
+    mech = build_mechanism(model, w, q, eps, alpha)
+    if not mech.feasible:
+        w = exact_weights(model, q, w, settings)
+        for shrink in [0.0] + [10.0**-j for j in range(9, 2, -1)]:
+            mech = build_mechanism(model, w, model.p_y[:, None] + (1 - shrink) * (q - model.p_y[:, None]), eps, alpha)
+            if mech.feasible:
+                break
+    return within_budget(model, mech, eps, alpha) if eps > 0 else mech
+
+def within_budget(model, mech, eps, alpha):
+    """``mech``, or its channel moved towards P_U until it meets the budget exactly (no tolerance).
+
+    ``feasible`` allows 1e-10 of the budget; a certified optimum allows nothing.  Along
+    P_U + t (P_{U|Y} - P_U) every posterior moves to P_Y + t (q_u - P_Y), so the outputs'
+    barycentre stays P_Y, and Phi_u - 1 is convex in t and 0 at t = 0, hence at most
+    t (Phi_u(1) - 1): t = 1 / use meets the budget in exact arithmetic, and t = use^(-1/2),
+    tried first, where Phi_u - 1 is nearly quadratic in t (small budgets).  The utility scales
+    by t^2; the reported lower bound is that of the returned channel.
+    """
+    use = budget_use(model, mech.p_u_given_y, eps, alpha)
+    if use <= 1:
+        return mech
+    centre = mech.p_u[:, None]
+    for t in [use**-0.5, 1 / use] + [(1 - 10.0**-k) / use for k in range(12, 5, -1)]:
+        channel = centre + t * (mech.p_u_given_y - centre)
+        channel = channel / channel.sum(axis=0, keepdims=True)
+        if budget_use(model, channel, eps, alpha) <= 1:
+            return from_channel(model, channel, eps, alpha)
+    raise RuntimeError(f"could not bring the mechanism within the budget (it used {use:.17g} of it)")
+
+def certified(mech, upper, source, rtol, started, pieces):
+    lower = mech.utility
+    gap = (upper - lower) / upper if upper > 0 else 0.0
+    if upper < lower:
+        # Never hidden by raising the upper bound to the utility: one of the two is wrong.
+        warnings.warn(
+            f"global_optimum: the upper bound {upper!r} ({source}) is below the utility {lower!r} of a "
+            "mechanism checked to meet the budget; the bracket is inconsistent and not certified",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    fields = {name: getattr(mech, name) for name in LiftMechanism.__dataclass_fields__}
+    cones, boxes = pieces
+    return CertifiedOptimum(
+        **fields,
+        lower_bound=lower,
+        upper_bound=float(upper),
+        gap=gap,
+        upper_bound_source=source,
+        certified=0 <= gap <= rtol,
+        elapsed=time.perf_counter() - started,
+        cones=cones,
+        boxes=boxes,
+    )

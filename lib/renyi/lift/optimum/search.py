@@ -1,0 +1,349 @@
+"""The phases of the search: the conical branch and bound with column generation, then the
+box branch and bound, with the local searches and the multiplier they use."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+
+import numpy as np
+from scipy import optimize
+
+from .._numerics import NEGLIGIBLE_WEIGHT, TINY
+from .boxes import BoxTree
+from .candidates import lines_through_centre, polish_channel, polish_mechanism, price_locally, pull_inside
+from .lp import enter, gains, initial_columns, next_columns, priced, solve_lp, solve_priced
+
+__all__: list[str] = []
+
+
+def clock(time_limit):
+    """``out_of_time(margin=0)``: whether ``time_limit`` seconds from now would be passed after
+    ``margin`` more; ``out_of_time.left()`` is the time left (inf without a limit)."""
+    started = time.perf_counter()
+
+    def out_of_time(margin=0.0):
+        return time_limit is not None and time.perf_counter() - started + margin > time_limit
+
+    out_of_time.left = lambda: math.inf if time_limit is None else time_limit - (time.perf_counter() - started)
+    return out_of_time
+
+class Schedule:
+    """The rounds at which a periodic local search runs: first at round ``first`` (default
+    ``every``), then every ``every`` rounds while it raises the LP's value, and twice as
+    rarely after each time it does not (they cost seconds, and where the LP is already
+    optimal, as at small eps, they find nothing)."""
+
+    def __init__(self, every, first=None):
+        self.base = self.every = every
+        self.next = every if first is None else first
+        self.seconds = 0.0
+
+    def due(self, rounds):
+        return rounds >= self.next
+
+    @contextlib.contextmanager
+    def timed(self):
+        """Time the search's run (``seconds``: the last one's)."""
+        start = time.perf_counter()
+        yield
+        self.seconds = time.perf_counter() - start
+
+    def record(self, rounds, useful):
+        self.every = self.base if useful else 2 * self.every
+        self.next = rounds + self.every
+
+def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
+    """Column generation priced by the conical branch and bound, until the gap or the time is reached."""
+    settings = geo.settings
+    out_of_time = clock(time_limit)
+    columns, value, weights, mu = solve_priced(model, tree, initial_columns(model, geo, tree, seed))
+    polish_iter = 200 if model.p_y.size <= 12 else 60
+    best_upper, rounds = math.inf, 0
+    local_search = Schedule(settings.heuristics.cone_local_every, first=1)
+    # A split costs about k (k + pairs) operations per cone: bound the batch so that one round
+    # stays well under a second at every |Y| (the time limit is checked between rounds).
+    h = settings.heuristics
+    batch = min(h.split_batch, max(200, h.split_work // (geo.k * (geo.k + len(tree.pairs)))))
+    while True:
+        rounds += 1
+        # The local search is the slowest step at large |Y| (seconds at |Y| = 20): start it
+        # again only if the time left exceeds what it took last time.
+        if local_search.due(rounds) and not out_of_time(local_search.seconds):
+            previous = value
+            with local_search.timed():
+                columns, value, weights, mu = improve(model, geo, tree, columns, weights, polish_iter)
+            local_search.record(rounds, value > previous * (1 + settings.heuristics.search_useful * rtol))
+        target = value * (1 + settings.heuristics.cone_target * rtol)
+        bounds = tree.bounds(mu, target=target)
+        best_upper = min(best_upper, max(value, float(bounds.max())))
+        if best_upper - value <= rtol * best_upper or out_of_time() or len(tree.cones) >= max_cones:
+            return columns, value, weights, mu, best_upper
+        live = np.flatnonzero(bounds > target)
+        live = live[np.argsort(-bounds[live])][: max(1, min(len(live), max_cones - len(tree.cones), batch))]
+        columns = next_columns(model, columns, weights, tree.split(live), mu, value, settings)
+        columns, value, weights, mu = solve_priced(model, tree, columns)
+
+def improve(model, geo, tree, columns, weights, max_iter):
+    """Polish the LP's support as a whole mechanism, then price locally from the best columns."""
+    support = weights > NEGLIGIBLE_WEIGHT
+    polished, _ = polish_mechanism(geo, columns[:, support], weights[support], max_iter)
+    columns = np.concatenate([columns, pull_inside(geo, polished), lines_through_centre(geo, polished)], axis=1)
+    columns, value, weights, mu = solve_priced(model, tree, columns)
+    reduced = priced(model, columns, mu)
+    starts = columns[:, np.argsort(-reduced)[: min(12, columns.shape[1])]]
+    columns = np.concatenate([columns, pull_inside(geo, price_locally(geo, mu, starts, max_iter))], axis=1)
+    return solve_priced(model, tree, columns)
+
+def channel_columns(model, geo, columns, weights, seeds):
+    """Posteriors from local searches over the channel started at the LP's support (none above the size limit).
+
+    Over the channel an output can split, which the posterior polish cannot do.
+    """
+    if model.p_y.size > geo.settings.heuristics.channel_polish_max_size:
+        return np.zeros((model.p_y.size, 0))
+    support = weights > NEGLIGIBLE_WEIGHT
+    found = [polish_channel(geo, columns[:, support], weights[support], seed) for seed in seeds]
+    return np.concatenate(found, axis=1)
+
+def stationary_multiplier(model, geo, columns, weights, value):
+    r"""The mu at which F_mu is stationary on Q's boundary at every output of the LP's mechanism.
+
+    At a local optimum of the mechanism every output ``q_u`` satisfies the KKT conditions of
+    :math:`\max_Q F_\mu`: :math:`\partial_y g(q_u)-\mu_y-\lambda_u\partial_y\Phi_\alpha(q_u)=\nu_u`
+    on its support, and :math:`F_\mu(q_u)=V`.  Least squares over :math:`(\mu,\lambda,\nu)`
+    (with :math:`\sum\mu=0`, since :math:`\mu+t\mathbf 1` is the same function on the plane)
+    returns that mu and the relative residual.  Only this mu can make :math:`U(\mu)` equal V
+    at that mechanism; the LP's dual tends to it only as its columns crowd round the outputs.
+    Any mu gives a valid bound, so a poor one costs tightness, never validity.
+    """
+    support = weights > NEGLIGIBLE_WEIGHT
+    q, weights = columns[:, support], weights[support]
+    n, m = q.shape
+    d = q - model.p_y[:, None]
+    z = np.maximum(geo.A @ q, 0.0)
+    grad_phi = geo.A.T @ (geo.alpha * z ** (geo.alpha - 1) * (geo.p_x ** (1 - geo.alpha))[:, None])
+    blocks, rhs = [], []
+    for u in range(m):
+        free = np.flatnonzero(q[:, u] > geo.settings.heuristics.stationary_zero)
+        rows = np.zeros((free.size + 1, n + 2 * m))
+        rows[np.arange(free.size), free] = 1.0
+        rows[: free.size, n + u], rows[: free.size, n + m + u] = grad_phi[free, u], 1.0
+        rows[-1, :n] = d[:, u]
+        # Weighted by sqrt(P_U(u)): a near-duplicate output of tiny weight barely moves mu.
+        scale = math.sqrt(weights[u])
+        blocks.append(scale * rows)
+        rhs.append(scale * np.append(2 * d[free, u] / model.p_y[free], np.sum(d[:, u] ** 2 / model.p_y) - value))
+    blocks.append(np.concatenate([np.ones(n), np.zeros(2 * m)])[None])
+    design, target = np.concatenate(blocks), np.concatenate(rhs + [np.zeros(1)])
+    solution, *_ = np.linalg.lstsq(design, target, rcond=None)
+    residual = np.linalg.norm(design @ solution - target) / max(np.linalg.norm(target), TINY)
+    return solution[:n], float(residual)
+
+def polished_multiplier(model, geo, columns, weights, mu):
+    """The box tree's mu and new columns: the LP's mechanism polished, and its stationary mu.
+
+    The LP's outputs are ray end points near, not at, a local optimum (coordinates of 1e-6
+    where the optimum has zeros), which spoils the KKT fit; a polish of the whole mechanism
+    fixes that.  Where the fit is still poor the LP's dual is returned.
+    """
+    settings = geo.settings
+    support = weights > NEGLIGIBLE_WEIGHT
+    q, w = polish_mechanism(geo, columns[:, support], weights[support], settings.heuristics.mu_polish_iter)
+    w = np.clip(w, 0.0, None)
+    stationary, residual = stationary_multiplier(model, geo, q, w, float(gains(model, q) @ w))
+    return (stationary if residual <= settings.heuristics.stationary_rtol else mu), pull_inside(geo, q[:, w > NEGLIGIBLE_WEIGHT])
+
+def nearest_multiplier(model, mu, points, value, slack):
+    """The mu nearest to ``mu`` at which every column of ``points`` prices at most at
+    ``value (1 + slack)`` (a projection onto a polyhedron, SLSQP), or None if none is found.
+
+    The LP's dual with those points among its columns is feasible, so the set is not empty;
+    any mu gives a valid bound, so this only decides how tight the tree's can become.
+    """
+    d = points - model.p_y[:, None]
+    ceiling = value * (1 + slack) - gains(model, points)
+    res = optimize.minimize(
+        lambda m: 0.5 * np.sum((m - mu) ** 2),
+        mu,
+        jac=lambda m: m - mu,
+        constraints=[{"type": "ineq", "fun": lambda m: ceiling + m @ d, "jac": lambda m: d.T}],
+        method="SLSQP",
+        options={"maxiter": 200, "ftol": 1e-16},
+    )
+    ok = res.success and np.all(ceiling + res.x @ d >= -1e-12 * abs(value))
+    return res.x if ok else None
+
+
+class BoxPhase:
+    """The box branch and bound's bound of U(mu), with column generation from its boxes' maximisers.
+
+    Every round's ``max(value, U(mu))`` bounds V (weak duality holds for every mu); the
+    smallest is kept.  Where the bound is loosest the LP may lack a column: the boxes'
+    ascent end points, moved onto Q, enter it when they price above its value, and every few
+    rounds local searches over posteriors (from them) and over the channel (from the LP's
+    support) add more.  One :meth:`round` bounds the live boxes, splits the worst, searches
+    for better posteriors, re-prices the LP and moves the tree's mu when the mechanism improves.
+    """
+
+    def __init__(self, model, geo, lp, rtol, out_of_time, pool=None):
+        self.model, self.geo, self.rtol, self.out_of_time, self.pool = model, geo, rtol, out_of_time, pool
+        self.settings = geo.settings
+        h = self.settings.heuristics
+        self.columns, self.value, self.weights, self.mu = lp
+        # Each further start of the channel search runs only if the one before raised the value.
+        self.channel_search = Schedule(h.box_local_every)
+        if model.p_y.size <= h.channel_polish_max_size:
+            for seed in range(h.channel_polish_starts):
+                previous = self.value
+                with self.channel_search.timed():
+                    channel = channel_columns(model, geo, self.columns, self.weights, [seed])
+                self._enter(channel)
+                self.channel_search.record(0, self.value > previous * (1 + h.search_useful * rtol))
+                if self.channel_search.every > h.box_local_every:
+                    break
+        self.tree = BoxTree(geo, pool)
+        # The tree's mu changes only when the mechanism improves: every change re-solves boxes.
+        self.tree_mu, polished = polished_multiplier(model, geo, self.columns, self.weights, self.mu)
+        self._enter(polished)
+        self.mu_value, self.pending, self.held = self.value, self.columns[:, :0], self.columns[:, :0]
+        self.best_upper, self.rounds, self.batch = math.inf, 0, h.box_batch
+        self.local_search = Schedule(h.box_local_every)
+        # A channel search running in a worker (pool only), and when it started.
+        self.channel_running, self.channel_started = None, 0.0
+
+    @property
+    def lp(self):
+        """The LP's ``(columns, value, weights, mu)``."""
+        return self.columns, self.value, self.weights, self.mu
+
+    def _enter(self, new):
+        self.columns, self.value, self.weights, self.mu = enter(self.model, self.lp, new, self.settings)
+
+    def run(self, max_boxes):
+        """Rounds until the gap, the time or ``max_boxes``; returns the LP, the bound and the box count."""
+        while True:
+            size = self.round(max_boxes)
+            if size is not None:
+                return (*self.lp, self.best_upper, size)
+
+    def round(self, max_boxes):
+        """One round; the number of boxes when the search is over, else None."""
+        self.rounds += 1
+        live, per_box, size = self.bound(max_boxes)
+        if live is None:
+            return size
+        found, worst = self.split(live, per_box)
+        found, searches, stuck = self.search(found, worst)
+        self.reprice(found, searches)
+        self.move_mu(stuck)
+        return None
+
+    def bound(self, max_boxes):
+        """Bound the live boxes at the tree's mu: the boxes to split (None when done), the cost per box."""
+        h, rtol, tree = self.settings.heuristics, self.rtol, self.tree
+        target = self.value * (1 + h.box_target * rtol)
+        start = time.perf_counter()
+        # At most the boxes the round's time allows are bounded (after a move of mu, every box
+        # may need it); parts that range reduction cut off stay so while below value (1 + rtol).
+        bounds = tree.bounds(self.tree_mu, target, ceiling=self.value * (1 + rtol), limit=2 * self.batch)
+        per_box = (time.perf_counter() - start) / max(tree.evaluated, 1)
+        # The parts of Q that range reduction cut off from the boxes are bounded too.
+        self.best_upper = min(self.best_upper, max(self.value, float(bounds.max()), tree.cut_off))
+        live = np.flatnonzero(bounds > target)
+        closed = self.best_upper - self.value <= rtol * self.best_upper
+        if live.size == 0 or closed or self.out_of_time() or bounds.size >= max_boxes:
+            return None, per_box, bounds.size
+        return live[np.argsort(-bounds[live])][: self.batch], per_box, bounds.size
+
+    def split(self, live, per_box):
+        """Split the live boxes; their maximisers (moved onto Q) and those of the worst boxes."""
+        h, tree = self.settings.heuristics, self.tree
+        found = pull_inside(self.geo, tree.candidates(live))
+        worst = found[:, : h.box_local_starts]
+        children = tree.split(live)
+        while 0 < children.size < h.box_min_round:
+            previous, children = children.size, tree.split(children, widest=True)
+            if children.size <= previous:  # (halves vanished: boxes as thin as round-off)
+                break
+        # Keep the next round's bounding (two children per split) near box_round_seconds, and
+        # within the time left.
+        budget = min(h.box_round_seconds, self.out_of_time.left())
+        self.batch = int(np.clip(budget / max(2 * per_box, 1e-9), h.box_min_batch, h.box_batch))
+        return found, worst
+
+    def search(self, found, worst):
+        """The local searches due this round: candidates, the schedules that ran, and stuck points."""
+        h, model, geo, rounds = self.settings.heuristics, self.model, self.geo, self.rounds
+        searches, found = [], np.concatenate([found, self.pending], axis=1)
+        self.pending = found[:, :0]
+        # A search runs only if it would end in time, judging by how long it took last time.
+        stuck = found[:, :0]
+        if self.local_search.due(rounds) and not self.out_of_time(self.local_search.seconds):
+            with self.local_search.timed():
+                starts = found[:, : h.box_local_starts]
+                local = pull_inside(geo, price_locally(geo, self.mu, starts, h.box_local_iter))
+                # The same search at the tree's mu from the worst boxes: a feasible point with
+                # F_mu above value (1 + rtol) proves U(mu) above it, and no split can close the
+                # gap then (a fitted mu slightly off can hold a tree on one box).
+                at_tree = pull_inside(geo, price_locally(geo, self.tree_mu, worst, h.box_local_iter))
+                stuck = at_tree[:, priced(model, at_tree, self.tree_mu) > self.value * (1 + self.rtol)]
+            found, searches = np.concatenate([found, local, stuck], axis=1), searches + [self.local_search]
+        channel = self._channel_search()
+        if channel is not None:
+            found, searches = np.concatenate([found, channel], axis=1), searches + [self.channel_search]
+        return found, searches, stuck
+
+    def _channel_search(self):
+        """Posteriors of a channel search that finished or ran this round (None: none)."""
+        h, model = self.settings.heuristics, self.model
+        small = model.p_y.size <= h.channel_polish_max_size
+        search = self.channel_search
+        if self.channel_running is not None and self.channel_running.done():
+            channel = self.channel_running.result()
+            search.seconds = time.perf_counter() - self.channel_started
+            self.channel_running, self.tree.busy_workers = None, 0
+            return channel
+        if small and self.channel_running is None and search.due(self.rounds) and not self.out_of_time(search.seconds):
+            args = (model, self.geo, self.columns, self.weights, [self.rounds])
+            if self.pool is not None:
+                # In a worker, while the boxes are bounded here: the worker would be idle.
+                self.channel_running = self.pool.executor.submit(channel_columns, *args)
+                self.channel_started, self.tree.busy_workers = time.perf_counter(), 1
+                return None
+            with search.timed():
+                return channel_columns(*args)
+        return None
+
+    def reprice(self, found, searches):
+        """Re-solve the LP with the candidates that price above its value; update the schedules."""
+        h, model = self.settings.heuristics, self.model
+        better = found[:, priced(model, found, self.mu) > self.value * (1 + h.pricing_rtol)]
+        previous = self.value
+        if better.shape[1]:
+            # The support, then the newest columns: the boxes' points are where mu is still wrong.
+            support = self.columns[:, self.weights > NEGLIGIBLE_WEIGHT]
+            columns = np.concatenate([model.p_y[:, None], support, self.columns, better], axis=1)
+            keep = columns[:, -h.box_lp_columns :]
+            self.columns = np.concatenate([columns[:, : 1 + support.shape[1]], keep], axis=1)
+            self.value, self.weights, self.mu = solve_lp(model, self.columns, gains(model, self.columns), self.settings)
+        for search in searches:
+            search.record(self.rounds, self.value > previous * (1 + h.search_useful * self.rtol))
+
+    def move_mu(self, stuck):
+        """Move the tree's mu: towards the stuck points, or to the polished mechanism's when it improved."""
+        h, rtol = self.settings.heuristics, self.rtol
+        if stuck.shape[1] and self.value <= self.mu_value * (1 + h.mu_renew * rtol):
+            # The nearest mu that prices the LP's support and those points at most at the
+            # value (the LP's own dual is one such, but far off and poor elsewhere).
+            # (every stuck point found so far is kept: the step must not undo an earlier one)
+            self.held = np.concatenate([stuck, self.held], axis=1)
+            known = np.concatenate([self.columns[:, self.weights > NEGLIGIBLE_WEIGHT], self.held], axis=1)
+            nearer = nearest_multiplier(self.model, self.tree_mu, known, self.value, h.stuck_slack * rtol)
+            if nearer is not None:
+                self.tree_mu = nearer
+        elif self.value > self.mu_value * (1 + h.mu_renew * rtol):
+            # The polished points enter the next round's LP with the boxes' points.
+            self.tree_mu, polished = polished_multiplier(self.model, self.geo, self.columns, self.weights, self.mu)
+            self.pending, self.mu_value = polished, self.value

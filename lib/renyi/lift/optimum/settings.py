@@ -1,0 +1,248 @@
+r"""The search controls of :func:`~renyi.lift.optimum.global_optimum`, in one frozen object.
+
+Two groups, with different rules:
+
+* :class:`Margins` guard correctness.  Each is a relative (or absolute, where said) safety
+  margin on a quantity computed in floating point whose exact value a proof needs, or a
+  tolerance that decides whether a computed mechanism is accepted.  They are never tuned
+  for speed; the reason each is safe is written next to it.
+* :class:`Heuristics` decide speed only.  Every value of every field yields a valid bracket
+  (lower bound from an exactly checked mechanism, upper bound from weak duality at *some*
+  multiplier), so a heuristic changes how fast the gap closes, never whether the bracket
+  holds.  Defaults were chosen on the cases of ``make bench`` (table ``lift``, cases named
+  by their label, e.g. ``random |Y|=10`` at ``eps = eps_max / 2``; table
+  ``lift_cones_alone``), the book's *Performance* page.
+
+Pass a modified copy to change one: ``SearchSettings(heuristics=Heuristics(box_batch=100))``
+or ``dataclasses.replace``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["SearchSettings", "Margins", "Heuristics"]
+
+
+@dataclass(frozen=True)
+class Margins:
+    """Safety margins and acceptance tolerances that the certificate relies on.
+
+    Attributes
+    ----------
+    upper_bound : float, default 1e-12
+        Relative margin added to every reported upper bound (computed or closed form), above
+        the round-off of the float sums that evaluate it (a few ulp of terms of size ≤ 1).
+    box_bound : float, default 1e-12
+        Relative margin added to each box's certified bound, for the same reason.
+    eigenvalue : float, default 1e-9
+        Relative margin on computed eigenvalues (concavity of the box Lagrangian, the D_2
+        ellipsoid's shadow): LAPACK's eigenvalues are accurate to about 1e-15 of the largest.
+    root_extent : float, default 1e-12
+        Absolute slack subtracted from the root box's extents, each a weak-duality bound
+        evaluated in floats.
+    range_reduction : float, default 1e-10
+        Relative margin of a range reduction's slack, on the sizes of its terms: a cut must
+        never remove a point where the tangent plane reaches the target.
+    cover_floor : float, default 1e-9
+        Relative floor of the concavity cover's shape, which keeps it definite for the
+        Cholesky factor that certifies it.
+    min_width : float, default 1e-7
+        Box widths below this count as this in the scaling of the cover (keeps its
+        eigenproblem well posed; a wider width only raises the bound).
+    marginal_atol : float, default 1e-14
+        Re-solved LP weights are used only when they reproduce P_Y to this (absolute).
+    merge_marginal_atol : float, default 1e-13
+        ... and after outputs are merged or dropped.
+    radial_bisections : int, default 60
+        Bisection steps for a ray's extent in the feasible set (2^-60 of a step is below one
+        ulp), so ray end points are feasible to round-off.
+    """
+
+    upper_bound: float = 1e-12
+    box_bound: float = 1e-12
+    eigenvalue: float = 1e-9
+    root_extent: float = 1e-12
+    range_reduction: float = 1e-10
+    cover_floor: float = 1e-9
+    min_width: float = 1e-7
+    marginal_atol: float = 1e-14
+    merge_marginal_atol: float = 1e-13
+    radial_bisections: int = 60
+
+
+@dataclass(frozen=True)
+class Heuristics:
+    """Speed controls: any value gives a valid bracket, only the time to a gap changes.
+
+    Attributes
+    ----------
+    box_min_size : int, default 6
+        From this |Y| on (with α ≥ 2, ε > 0 and a square invertible A) the box branch and
+        bound follows one round of the cones, whose count grows exponentially in |Y|
+        (``lift_cones_alone``: the |Y| = 6 and 7 cases with the cones alone).
+    cone_target, box_target : float, default 0.5, 0.9
+        Cones (boxes) bounded below ``value * (1 + target * rtol)`` are not split; a target
+        nearer 1 splits fewer (``random |Y|=10`` at ``eps_max / 2``).
+    split_batch, split_work : int, default 20,000, 2,000,000
+        Most cones split in one round, and a round's work budget (cones × k × (k + pairs)).
+    cone_local_every : int, default 8
+        The cone phase's local search runs at the first round, then every this many rounds
+        while it raises the value.
+    pricing_passes : int, default 10
+        Rounds of adding priced ray end points to one LP.
+    lp_tolerance : float, default 1e-10
+        Feasibility tolerances of the HiGHS linear programs (their weights are re-solved
+        exactly, and the final mechanism is checked exactly).
+    exact_solve_weight : float, default 1e-12
+        LP weights above this define the support whose weights are re-solved exactly.
+    pricing_rtol : float, default 1e-9
+        A priced candidate enters the LP when it beats the LP's value by this much (relative).
+    keep_near_best : float, default 1e-3
+        New candidates within this (relative) of the best priced value stay in the next LP.
+    merge_rtol : float, default 0.01
+        Outputs are merged, then dropped, while the mechanism loses at most this times rtol of
+        its value: the support is what Proposition 1 counts.
+    box_batch, box_min_batch : int, default 400, 8
+        Most boxes split in one round, and the least the adaptive batch falls to.
+    box_min_round : int, default 16
+        While a round would bound fewer boxes, children are halved again across their widest
+        side (a round's fixed overhead dominates small rounds: ``random |Y|=6`` at
+        ``eps_max / 2``).
+    box_round_seconds : float, default 1.0
+        Seconds a box round aims at (its batch adapts): how far a time limit may be overrun.
+    box_lp_columns : int, default 4000
+        Columns carried from one box-phase LP to the next.
+    stuck_slack : float, default 0.5
+        A tree stuck on a μ that prices a feasible point above ``value * (1 + rtol)`` moves to
+        the nearest μ that prices the known points at most at ``value * (1 + slack * rtol)``.
+    box_local_every, box_local_starts, box_local_iter : int, default 4, 8, 100
+        Every this many box rounds, local searches (SLSQP) price posteriors from the worst
+        boxes: how often, from how many starts, with how many iterations.
+    channel_polish_max_size, channel_polish_starts : int, default 12, 2
+        Up to this |Y| the box phase runs local searches over the channel itself (an SLSQP over
+        |Y|² variables, whose cost grows about as |Y|⁶), first from this many starts.
+    channel_polish_iter : int, default 300
+        Iterations of one channel search.
+    channel_tilt : float, default 0.02
+        Random tilt of a channel search's start.
+    tiny_output : float, default 1e-12
+        Outputs of a channel search lighter than this are dropped.
+    output_floor : float, default 1e-100
+        Floor of an output's probability inside the channel search (its square must not
+        underflow).
+    stationary_rtol, stationary_zero : float, default 1e-3, 1e-10
+        The box tree's μ is the stationary one when its least-squares KKT system fits this well
+        (relative residual), else the LP's dual; posterior coordinates at or below
+        ``stationary_zero`` count as a face in that system.
+    mu_polish_iter : int, default 200
+        SLSQP iterations of the mechanism polish that precedes the KKT fit.
+    mu_renew : float, default 0.1
+        The tree's μ is renewed when the LP's value has risen by this fraction of rtol.
+    search_useful : float, default 0.01
+        A periodic local search keeps its pace when it raises the value by this fraction of
+        rtol; else it runs half as often.
+    slsqp_ftol_posterior : float, default 1e-15
+        SLSQP tolerance when one posterior is priced.
+    singular_direction_norm : float, default 1e-12
+        Singular directions of W shorter than this after projection are not used as seeds.
+    cuts_per_cone : int, default 3
+        Candidate cuts kept per cone (each gives a valid simplex; the bound uses the best).
+    multiplier_steps, threshold_steps : tuple of float
+        Multiples of a box's previous Lagrange multiplier, and of its concavity threshold,
+        tried when it is bounded again.
+    golden_evaluations, golden_span : int, float, default 10, 1.3
+        The golden-section search over the best trial's multiplier: evaluations, over
+        ``[m / span, m * span]`` on a log scale.
+    root_multipliers : tuple of float
+        Multipliers tried at the root box (a wide log grid from 0.05 to 500).
+    trial_steps, ascent_steps : int, default 30, 100
+        Accelerated projected-gradient steps per bound: a short ascent ranks the trial
+        multipliers, a long one finishes the best (the certificate holds after any number).
+    metric_floor : float, default 1e-12
+        Smallest entry of the ascent's diagonal metric, relative to its largest.
+    cover_stages, cover_newton_steps : int, default 6, 2
+        The least-cost cover's barrier method: stages, and damped Newton steps per stage.
+    cover_growth, cover_start_margin : float, default 4.0, 0.1
+        Growth of the barrier parameter per stage, and the enlargement of its start.
+    cover_cost_floor_per_output : float, default 0.01
+        Floor of a coordinate's cover cost as a share of its squared width per output |Y|
+        (``random |Y|=10`` and ``random |Y|=20`` at ``eps = 0.02``).
+    rival_apart : float, default 1e-3
+        Split between rival maximisers when they are this far apart, relative to the widest
+        side.
+    root_free : float, default 1e-9
+        Coordinates above this count as free in the KKT estimate of the root box's multipliers.
+    pool_min_boxes : int, default 8
+        With worker processes, each chunk of a round's boxes has at least this many.
+    """
+
+    box_min_size: int = 6
+    cone_target: float = 0.5
+    box_target: float = 0.9
+    split_batch: int = 20_000
+    split_work: int = 2_000_000
+    cone_local_every: int = 8
+    pricing_passes: int = 10
+    lp_tolerance: float = 1e-10
+    exact_solve_weight: float = 1e-12
+    pricing_rtol: float = 1e-9
+    keep_near_best: float = 1e-3
+    merge_rtol: float = 0.01
+    box_batch: int = 400
+    box_min_batch: int = 8
+    box_min_round: int = 16
+    box_round_seconds: float = 1.0
+    box_lp_columns: int = 4000
+    stuck_slack: float = 0.5
+    box_local_every: int = 4
+    box_local_starts: int = 8
+    box_local_iter: int = 100
+    channel_polish_max_size: int = 12
+    channel_polish_starts: int = 2
+    channel_polish_iter: int = 300
+    channel_tilt: float = 0.02
+    tiny_output: float = 1e-12
+    output_floor: float = 1e-100
+    stationary_rtol: float = 1e-3
+    stationary_zero: float = 1e-10
+    mu_polish_iter: int = 200
+    mu_renew: float = 0.1
+    search_useful: float = 0.01
+    slsqp_ftol_posterior: float = 1e-15
+    singular_direction_norm: float = 1e-12
+    cuts_per_cone: int = 3
+    multiplier_steps: tuple = (0.0, 0.3, 0.6, 1.0, 1.6, 2.5)
+    threshold_steps: tuple = (1.0, 1.3)
+    golden_evaluations: int = 10
+    golden_span: float = 1.3
+    root_multipliers: tuple = tuple(np.geomspace(0.05, 500.0, 13).tolist())
+    trial_steps: int = 30
+    ascent_steps: int = 100
+    metric_floor: float = 1e-12
+    cover_stages: int = 6
+    cover_newton_steps: int = 2
+    cover_growth: float = 4.0
+    cover_start_margin: float = 0.1
+    cover_cost_floor_per_output: float = 0.01
+    rival_apart: float = 1e-3
+    root_free: float = 1e-9
+    pool_min_boxes: int = 8
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """All search controls of :func:`~renyi.lift.optimum.global_optimum`.
+
+    Attributes
+    ----------
+    margins : Margins
+        Correctness margins (never tuned).
+    heuristics : Heuristics
+        Speed controls (any value gives a valid bracket).
+    """
+
+    margins: Margins = field(default_factory=Margins)
+    heuristics: Heuristics = field(default_factory=Heuristics)
