@@ -37,7 +37,6 @@ import tracemalloc
 from pathlib import Path
 
 import numpy as np
-
 from renyi.audit import default_floor, floored_estimate, rdp_lower_bound
 from renyi.audit.bandwidth import default_bandwidth
 from renyi.audit.density import kde_on_grid
@@ -56,10 +55,9 @@ def record(table: str, **row) -> None:
 
 def machine() -> dict:
     """The machine and environment of this run: what makes its seconds its own."""
+    import renyi
     import scipy
     from numpy._core import _multiarray_umath as umath
-
-    import renyi
 
     model = platform.processor() or platform.machine()
     try:
@@ -173,8 +171,8 @@ def measure(fn, x, y, repeat):
 
 def tail_accuracy(n=20_000, seed=5):
     """Worst relative error of each back-end's p_hat against the exact direct sum (where > 1e-12)."""
-    from KDEpy import FFTKDE
     import statsmodels.api as sm
+    from KDEpy import FFTKDE
     from renyi.audit.density import direct_kde
 
     rng = np.random.default_rng(seed)

@@ -6,14 +6,13 @@ over-claim, never return a silent NaN, and answer every user error in one clear 
 """
 
 import json
-import re
 import math
+import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
-
 from renyi.audit import audit, bound_from_densities, fit_densities, rdp_lower_bound
 from renyi.audit.density import kde_on_grid
 from renyi.lift import LeakageModel, chi2_information

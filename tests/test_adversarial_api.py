@@ -12,10 +12,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-
-from renyi.audit import audit, bound_from_densities, rdp_lower_bound
-from renyi.divergence import log_integral
+from renyi.audit import audit, bound_from_densities, claim_pure_dp, claim_zcdp, rdp_lower_bound
 from renyi.audit.floor import softmax_floor
+from renyi.audit.streaming import fit_densities_chunked
+from renyi.divergence import log_integral
 from renyi.lift import (
     GeneralLeakageModel,
     LeakageModel,
@@ -27,8 +27,6 @@ from renyi.lift import (
 )
 from renyi.lift.examples import EXAMPLES, MEDICAL
 from renyi.mechanisms import subsampled_rdp
-from renyi.audit.streaming import fit_densities_chunked
-from renyi.audit import claim_pure_dp, claim_zcdp
 
 RNG = np.random.default_rng(33)
 P = RNG.normal(1, 5, 20_000)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from renyi.cli.audit import main
 from renyi.cli.samples_io import UserError, load_samples
 

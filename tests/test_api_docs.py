@@ -2,11 +2,9 @@
 
 import importlib
 import inspect
-
-import pytest
-
 import pkgutil
 
+import pytest
 import renyi
 
 #: Every module of the library, found by walking the package (a new module cannot be missed);

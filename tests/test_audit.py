@@ -6,10 +6,9 @@ Simulation tests are seeded; tolerances leave room for Monte-Carlo error
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from renyi.audit import LowerBound, audit, default_floor, rdp_lower_bound
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
+from scipy import stats
 
 X, X_PRIME = ADJACENT_PAIR
 

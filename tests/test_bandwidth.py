@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from renyi.audit.bandwidth import (
     default_bandwidth,
     robust_scale,

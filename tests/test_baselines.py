@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-
 from renyi.audit.baselines import hard_floor_plugin, histogram_renyi, naive_plugin
 from renyi.divergence import renyi_divergence
 

@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from renyi.audit import rdp_lower_bound
+from scipy import stats
 
 
 def test_printed_bound_shows_the_subtracted_bias_and_the_direction():

@@ -11,17 +11,17 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from oracles import best_mechanism_multistart, lifts_of_channel
-from scipy import optimize
-from test_optimum import random_model
-
 from renyi.lift import epsilon_max, global_optimum
 from renyi.lift.optimum import SearchSettings
 from renyi.lift.optimum.boxes.bound import Constraint
 from renyi.lift.optimum.boxes.cover import knapsack, project, reduce_range, tighten
 from renyi.lift.optimum.boxes.tree import BoxTree
 from renyi.lift.optimum.cones import Geometry
+from scipy import optimize
+from test_optimum import random_model
 
 SETTINGS = SearchSettings()
 COVER_COST_FLOOR_PER_OUTPUT = SETTINGS.heuristics.cover_cost_floor_per_output

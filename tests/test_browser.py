@@ -19,7 +19,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from browser import Browser, check_page, find_chromium
 
 HTML = Path(os.environ.get("RENYI_BOOK_HTML", "_build/html"))

@@ -8,7 +8,6 @@ import sys
 import numpy as np
 import pytest
 from oracles import lifts_of_channel
-
 from renyi.cli.audit import main
 from renyi.lift import GeneralLeakageModel, LeakageModel, certificate, directional_mechanism, global_optimum
 

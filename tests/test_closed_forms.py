@@ -4,9 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from renyi.closed_forms import gaussian_renyi, laplace_renyi
+from scipy import stats
 
 
 def test_gaussian_max_divergence():

@@ -10,14 +10,13 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from oracles import quad_renyi
 from renyi.audit.density import direct_kde, kde_on_grid
 from renyi.closed_forms import gaussian_renyi, laplace_renyi
 from renyi.divergence import renyi_divergence
 from renyi.lift import EXAMPLES, corollary1_value, directional_mechanism, global_optimum
 from renyi.mechanisms import MECHANISMS
+from scipy import stats
 
 # --- KDE back-ends against the direct kernel sum
 

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from renyi import sweeps
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-
 from renyi.audit import floored_estimate, rdp_lower_bound, second_order_bias
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
 

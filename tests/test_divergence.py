@@ -10,10 +10,10 @@ import warnings
 
 import numpy as np
 import pytest
-from oracles import pmf_renyi
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-
+from oracles import pmf_renyi
 from renyi.closed_forms import laplace_renyi
 from renyi.divergence import (
     InfiniteDivergenceWarning,

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from renyi.audit import rdp_lower_bound, softmax_derivative, softmax_floor
 from renyi.audit.bandwidth import robust_scale
 

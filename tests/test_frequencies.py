@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from renyi.audit.density import kde_on_grid
 from renyi.audit.frequencies import relative_frequencies
 

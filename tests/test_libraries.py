@@ -5,7 +5,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from renyi.sweeps import libraries
 
 DATA = Path(__file__).resolve().parents[1] / "data"

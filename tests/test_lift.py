@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 from renyi.divergence import alpha_lift
 from renyi.lift import (
     EXAMPLES,

@@ -6,8 +6,6 @@ import math
 import numpy as np
 import pytest
 from oracles import quad_renyi
-from scipy import stats
-
 from renyi.mechanisms import (
     ADJACENT_PAIR,
     MECHANISMS,
@@ -18,6 +16,7 @@ from renyi.mechanisms import (
     SubsampledMechanism,
     subsampled_rdp,
 )
+from scipy import stats
 
 X, X_PRIME = ADJACENT_PAIR
 ORDERS = [2, 5, 7, 2.5]

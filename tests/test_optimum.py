@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 from oracles import best_mechanism_multistart, lifts_of_channel
-
 from renyi.lift import EXAMPLES, GeneralLeakageModel, LeakageModel, certificate, epsilon_max, global_optimum
 
 MEDICAL = EXAMPLES["medical"]
@@ -136,9 +135,8 @@ def test_pricing_passes_running_out_keeps_columns_and_weights_together():
 
 
 def test_box_phase_runs_with_one_blas_thread(monkeypatch):
-    from threadpoolctl import threadpool_info
-
     from renyi.lift.optimum import search
+    from threadpoolctl import threadpool_info
 
     seen, original = [], search.BoxPhase.run
 

@@ -5,10 +5,9 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
-
 from oracles import pmf_renyi
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
+from scipy import stats
 
 X, X_PRIME = ADJACENT_PAIR
 

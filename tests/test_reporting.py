@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from renyi.reporting import ROUNDOFF, format_roundoff, roundoff_ceiling, significant
 
 

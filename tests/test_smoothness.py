@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from renyi.audit.smoothness import (
     gaussian_derivative,
     holder_exponent,

@@ -4,7 +4,6 @@ import tracemalloc
 
 import numpy as np
 import pytest
-
 from renyi.audit import bounds_from_fit, fit_densities
 from renyi.audit.streaming import array_chunks, fit_densities_chunked
 

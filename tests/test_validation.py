@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from renyi._validation import as_int
 
 

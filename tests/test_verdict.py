@@ -5,12 +5,11 @@ import math
 
 import numpy as np
 import pytest
-
+from renyi.audit import audit, claim_gaussian, claim_pure_dp, claim_zcdp, rdp_lower_bound, test_claim, verdict
+from renyi.audit import verdict as verdict_from_audit
 from renyi.cli.audit import REFUTED, main
-from renyi.audit import audit, rdp_lower_bound, verdict as verdict_from_audit
 from renyi.divergence import renyi_divergence
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
-from renyi.audit import claim_gaussian, claim_pure_dp, claim_zcdp, test_claim, verdict
 
 
 @pytest.mark.parametrize("order", [1.01, 2, 5, 20, 64])

@@ -11,8 +11,8 @@ like the placeholder::
     def f(model, eps, order):
         '''Summary.
 
-        Parameters
-        ----------
+Parameters
+----------
         {{model_eps_order}}
         '''
 

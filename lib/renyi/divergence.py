@@ -36,7 +36,6 @@ from scipy.special import logsumexp
 
 from ._validation import as_order, as_pmf, as_positive_scalar
 
-
 __all__ = [
     "InfiniteDivergenceWarning",
     "renyi_divergence",

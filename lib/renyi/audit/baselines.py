@@ -16,8 +16,7 @@ import math
 
 import numpy as np
 
-from .._validation import as_positive_scalar, as_rdp_order, as_real_array
-from .._validation import as_generator, as_int
+from .._validation import as_generator, as_int, as_positive_scalar, as_rdp_order, as_real_array
 from ..divergence import log_integral
 
 __all__ = ["ESTIMATORS", "compare_estimators", "naive_plugin", "hard_floor_plugin", "histogram_renyi"]
@@ -146,9 +145,9 @@ def compare_estimators(
     >>> list(out) == list(ESTIMATORS), out["lower bound"].shape
     (True, (2,))
     """
-    from .pipeline import rdp_lower_bound  # the audit does not import this module: no cycle
-    from .density import kde_on_grid
     from ..mechanisms import ADJACENT_PAIR, Mechanism
+    from .density import kde_on_grid
+    from .pipeline import rdp_lower_bound  # the audit does not import this module: no cycle
 
     if not isinstance(mechanism, Mechanism) or mechanism.discrete:
         raise TypeError(f"mechanism must be a continuous Mechanism, got {mechanism!r}")

@@ -107,8 +107,11 @@ class LowerBound:
 
     @property
     def sigma(self) -> float:
-        r""":math:`\hat\sigma_n` of eq. (18), i.e. ``std_error`` times :math:`\sqrt n`
-        (with :math:`n` the harmonic-mean sample size when they differ)."""
+        r""":math:`\hat\sigma_n` of eq. (18).
+
+        ``std_error`` times :math:`\sqrt n`
+        (with :math:`n` the harmonic-mean sample size when they differ).
+        """
         n_eff = 2.0 / (1.0 / self.n_p + 1.0 / self.n_q)
         return self.std_error * math.sqrt(n_eff)
 

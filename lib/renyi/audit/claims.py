@@ -36,7 +36,7 @@ _LEVEL_SLACK = 1e-9
 
 @dataclass(frozen=True)
 class VerdictRow:
-    """One order and direction of a verdict.
+    r"""One order and direction of a verdict.
 
     Attributes
     ----------
@@ -44,7 +44,7 @@ class VerdictRow:
     direction : str
         ``"P||Q"`` or ``"Q||P"``.
     claimed : float
-        The claimed :math:`\\varepsilon(\\lambda)`.
+        The claimed :math:`\varepsilon(\lambda)`.
     lower : float
         The lower confidence bound for this direction.
     level : float
@@ -179,8 +179,8 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
     >>> verdict(bounds, claim_gaussian(sigma=20.0, sensitivity=1.0)).refuted
     True
     """
-    from .pipeline import LowerBound
     from .._validation import as_probability
+    from .pipeline import LowerBound
 
     alpha = as_probability(alpha, "alpha")
     bounds = [bounds] if isinstance(bounds, LowerBound) else list(bounds)

@@ -99,16 +99,16 @@ BIN_CHUNK = 1 << 18
 
 @dataclass(frozen=True)
 class GridEstimate:
-    """Gaussian KDEs of two samples on one equispaced grid.
+    r"""Gaussian KDEs of two samples on one equispaced grid.
 
     Attributes
     ----------
     grid : ndarray
-        The nodes :math:`g_0 + l\\Delta`.
+        The nodes :math:`g_0 + l\Delta`.
     dx : float
-        The spacing :math:`\\Delta`.
+        The spacing :math:`\Delta`.
     p, q : ndarray
-        :math:`\\hat p(g_l)` and :math:`\\hat q(g_l)`.
+        :math:`\hat p(g_l)` and :math:`\hat q(g_l)`.
     bandwidth : float
     terms : int
         Number of Taylor terms of the fast Gauss transform (0 for the
@@ -135,6 +135,7 @@ class GridEstimate:
 
     @property
     def size(self) -> int:
+        """Number of grid nodes."""
         return int(self.grid.size)
 
 

@@ -68,7 +68,7 @@ def softmax_floor(t, floor, beta):
 
 
 def _check_floor(floor, beta):
-    """tau >= 0 and beta > 0, finite: the parameters of eq. (13)."""
+    """Tau >= 0 and beta > 0, finite: the parameters of eq. (13)."""
     return as_positive_scalar(floor, "floor", strict=False), as_positive_scalar(beta, "beta")
 
 

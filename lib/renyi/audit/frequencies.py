@@ -14,7 +14,6 @@ import numpy as np
 
 from .._validation import as_samples
 
-
 __all__ = ["DiscreteEstimate", "relative_frequencies"]
 
 
@@ -42,10 +41,12 @@ class DiscreteEstimate:
 
     @property
     def dx(self) -> float:
+        """The counting measure's cell size: 1 (sums, not integrals)."""
         return 1.0
 
     @property
     def size(self) -> int:
+        """Number of outcomes in the union of both supports."""
         return int(self.p.size)
 
 

@@ -23,12 +23,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .._validation import as_generator, as_int, as_positive_scalar, as_probability, as_rdp_orders, as_samples
+from .bandwidth import robust_scale, strided_subsample
 from .bounds import LowerBound
 from .delta_method import MAX_ORDER, MIN_SAMPLES, PlugIn, bound_one_direction
-from .bandwidth import robust_scale, strided_subsample
 from .density import TAILS, kde_on_checked_grid
-from .frequencies import relative_frequencies
 from .floor import KERNEL_ROUGHNESS, default_floor, paper_floor
+from .frequencies import relative_frequencies
 
 __all__ = ["DensityFit", "fit_densities", "bounds_from_fit", "rdp_lower_bound", "audit", "DIRECTIONS"]
 
@@ -497,4 +497,3 @@ def _drawn(outputs, n: int, which: str):
             "(one per row for vector outcomes)"
         )
     return outputs
-

@@ -71,7 +71,7 @@ def l2_modulus(func, shifts, *, lo: float, hi: float, kinks=()) -> np.ndarray:
         cuts = np.unique(
             np.clip(np.concatenate([[lo, hi], np.asarray(kinks, float), np.asarray(kinks, float) - u]), lo, hi)
         )
-        f = lambda t: float((func(t + u) - func(t)) ** 2)
+        f = lambda t, u=u: float((func(t + u) - func(t)) ** 2)
         total = sum(integrate.quad(f, a, b, limit=200, epsabs=0, epsrel=1e-10)[0] for a, b in zip(cuts[:-1], cuts[1:]))
         out.append(math.sqrt(total))
     return np.array(out)
@@ -120,7 +120,9 @@ def gaussian_derivative(scale: float = 1.0, order: int = 1):
 
 
 def laplace_modulus_closed_form(shifts, scale: float = 1.0) -> np.ndarray:
-    r"""Exact :math:`\omega_1(u)` of the Laplace weak derivative (our derivation, App. A-B of the paper not recovered):
+    r"""Exact :math:`\omega_1(u)` of the Laplace weak derivative.
+
+    Our derivation (Appendix A-B of the paper was not recovered):
 
     .. math::
 

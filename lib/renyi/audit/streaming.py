@@ -22,9 +22,9 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .._validation import as_int, as_positive_scalar
-from .pipeline import DensityFit
 from .bandwidth import robust_scale
 from .density import BIN_CHUNK, linear_bin, smooth_counts
+from .pipeline import DensityFit
 
 __all__ = ["fit_densities_chunked", "array_chunks"]
 

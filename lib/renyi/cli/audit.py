@@ -272,6 +272,12 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of ``python -m renyi`` and its commands ``audit``, ``design`` and ``mechanisms``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+    """
     parser = _Parser(
         prog="python -m renyi",
         description="Rényi-divergence privacy: black-box RDP lower bounds (audit) and "
@@ -342,6 +348,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``python -m renyi``: parse, dispatch, and turn user errors into one line and a status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 done (a claim, if given, not refuted), 1 user error, 2 usage
+        error, 3 claim refuted, 130 interrupted.
+    """
     args = build_parser().parse_args(argv)
     args.status = 0
     try:
@@ -392,4 +411,3 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-

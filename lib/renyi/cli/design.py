@@ -1,10 +1,10 @@
-"""``python -m renyi design``: an α-lift mechanism for your own leakage matrix (Part II).
+r"""``python -m renyi design``: an α-lift mechanism for your own leakage matrix (Part II).
 
 Inputs are a leakage matrix :math:`A=P_{X|Y}` (rows x, columns y; each column a
 distribution) and a prior, :math:`P_X` or :math:`P_Y`.  The command prints Theorem 1's
 certificate and band, designs a mechanism, writes its channel :math:`P_{U|Y}`
 (rows u, columns y; each column sums to one) and checks every α-lift of the
-*written* channel against :math:`e^\\epsilon`.  Taught in the chapter *Design your
+*written* channel against :math:`e^\epsilon`.  Taught in the chapter *Design your
 own mechanism* (``book/part2``).
 """
 
@@ -302,32 +302,16 @@ def design(args) -> dict:
     dict
     """
     from ..divergence import alpha_lift
-    from ..lift._numerics import FEASIBILITY_RTOL, ZERO_BUDGET_ATOL
-    from ..lift.channels import budget_use
     from ..lift import (
         LeakageModel,
         asymmetric_mechanism,
-        certificate,
         directional_mechanism,
-        epsilon_max,
         global_optimum,
     )
+    from ..lift._numerics import FEASIBILITY_RTOL, ZERO_BUDGET_ATOL
+    from ..lift.channels import budget_use
 
-    if args.workers == 0 or args.workers < -1:
-        raise DesignError(f"--workers must be a positive process count or -1 (every core), got {args.workers}")
-    if not args.eps >= 0 or not math.isfinite(args.eps):
-        raise DesignError(f"--eps must be a finite budget >= 0, got {args.eps:g}")
-    if not args.order > 1 or not math.isfinite(args.order):
-        raise DesignError(f"--order (the order alpha) must be finite and > 1, got {args.order:g}")
-    if args.order * args.eps > MAX_LOG_BUDGET:
-        raise DesignError(
-            f"--eps {args.eps:g} at --order {args.order:g}: the budget e^(order*eps) overflows double "
-            f"precision (order*eps must be at most {MAX_LOG_BUDGET:g}); no mechanism design needs it"
-        )
-    if not args.rtol > 0 or not args.rtol < 1:
-        raise DesignError(f"--rtol must lie strictly between 0 and 1, got {args.rtol:g}")
-    if not args.time_limit > 0:
-        raise DesignError(f"--time-limit must be a number of seconds > 0, got {args.time_limit:g}")
+    _check_options(args)
     if args.out:
         check_output(args.out, [args.leakage, args.prior])
     a = load_leakage(args.leakage, transpose=args.transpose)
@@ -349,29 +333,7 @@ def design(args) -> dict:
         "method": args.method,
         "rtol": args.rtol,
     }
-    if isinstance(model, LeakageModel):
-        cert = certificate(model, eps, order)
-        e_max = epsilon_max(model, order)
-        report["theorem1"] = {
-            "epsilon_max": e_max,
-            "delta0": cert.delta0,
-            "delta_bar": cert.delta_bar,
-            "rho": cert.rho,
-            "admissible": cert.admissible,
-            "failing": list(cert.failing),
-            "V_minus": cert.V_minus,
-            "V0": cert.V0,
-            "V_plus": cert.V_plus,
-        }
-        if not cert.admissible and not args.beyond_certificate:
-            raise DesignError(
-                f"--eps {eps:g} is above epsilon_max = {e_max:.6g}, where Theorem 1's certificate "
-                f"holds at order {order:g}; pass --beyond-certificate to design without it"
-            )
-    else:
-        report["theorem1"] = None
-        if args.method != "optimum":
-            raise DesignError(f"--method {args.method} needs a square, invertible leakage matrix; use --method optimum")
+    report["theorem1"] = _theorem1(model, eps, order, args)
     if args.method == "optimum":
         if model.p_y.size > MAX_OPTIMUM_Y:
             raise DesignError(
@@ -424,6 +386,54 @@ def design(args) -> dict:
         }
     )
     return report
+
+
+def _check_options(args) -> None:
+    """The numeric options of ``design``, each checked with a message that names it."""
+    if args.workers == 0 or args.workers < -1:
+        raise DesignError(f"--workers must be a positive process count or -1 (every core), got {args.workers}")
+    if not args.eps >= 0 or not math.isfinite(args.eps):
+        raise DesignError(f"--eps must be a finite budget >= 0, got {args.eps:g}")
+    if not args.order > 1 or not math.isfinite(args.order):
+        raise DesignError(f"--order (the order alpha) must be finite and > 1, got {args.order:g}")
+    if args.order * args.eps > MAX_LOG_BUDGET:
+        raise DesignError(
+            f"--eps {args.eps:g} at --order {args.order:g}: the budget e^(order*eps) overflows double "
+            f"precision (order*eps must be at most {MAX_LOG_BUDGET:g}); no mechanism design needs it"
+        )
+    if not args.rtol > 0 or not args.rtol < 1:
+        raise DesignError(f"--rtol must lie strictly between 0 and 1, got {args.rtol:g}")
+    if not args.time_limit > 0:
+        raise DesignError(f"--time-limit must be a number of seconds > 0, got {args.time_limit:g}")
+
+
+def _theorem1(model, eps, order, args):
+    """Theorem 1's certificate for the report (None for a general leakage matrix)."""
+    from ..lift import LeakageModel, certificate, epsilon_max
+
+    if isinstance(model, LeakageModel):
+        cert = certificate(model, eps, order)
+        e_max = epsilon_max(model, order)
+        theorem1 = {
+            "epsilon_max": e_max,
+            "delta0": cert.delta0,
+            "delta_bar": cert.delta_bar,
+            "rho": cert.rho,
+            "admissible": cert.admissible,
+            "failing": list(cert.failing),
+            "V_minus": cert.V_minus,
+            "V0": cert.V0,
+            "V_plus": cert.V_plus,
+        }
+        if not cert.admissible and not args.beyond_certificate:
+            raise DesignError(
+                f"--eps {eps:g} is above epsilon_max = {e_max:.6g}, where Theorem 1's certificate "
+                f"holds at order {order:g}; pass --beyond-certificate to design without it"
+            )
+        return theorem1
+    if args.method != "optimum":
+        raise DesignError(f"--method {args.method} needs a square, invertible leakage matrix; use --method optimum")
+    return None
 
 
 def print_report(r: dict) -> None:

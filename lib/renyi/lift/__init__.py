@@ -61,9 +61,9 @@ from .channels import (
     mutual_information,
     posteriors_from_channel,
 )
+from .examples import EXAMPLES
 from .mechanisms import analytic_mechanism, asymmetric_mechanism, directional_mechanism, null_space_mechanism
 from .model import GeneralLeakageModel, LeakageModel
-from .examples import EXAMPLES
 from .optimum import CertifiedOptimum, SearchSettings, global_optimum
 
 __all__ = [

@@ -48,7 +48,9 @@ MULTIPLIED_EXPONENT = 16
 
 
 def power(x, exponent):
-    r"""``x ** exponent`` elementwise, by repeated squaring where ``exponent`` is a whole or
+    r"""``x ** exponent`` elementwise, multiplied out for the common orders.
+
+    ``x ** exponent`` elementwise, by repeated squaring where ``exponent`` is a whole or
     half number in ``[0, MULTIPLIED_EXPONENT]`` (the orders used in practice: 2, 3, 5, 2.5 and
     their :math:`\alpha-1`, :math:`\alpha-2`).
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._validation import as_pmf, as_real_array, as_real_scalar
-from .model import LeakageModel, check_order, check_eps
 from ._numerics import LOG_BUDGET_MAX, bisect_feasible
+from .model import LeakageModel, check_eps, check_order
 
 #: Bisection tolerance of epsilon_max, relative (it is printed to 6 digits).
 EPS_MAX_RTOL = 1e-15

@@ -13,10 +13,10 @@ from scipy import linalg
 from scipy.special import logsumexp
 
 from .._docs import fill
+from ._numerics import LOG_BUDGET_MAX, ZERO_COMPONENT, bisect_feasible, power
 from .certificate import certificate, epsilon_max
 from .channels import LiftMechanism, build_mechanism
-from ._numerics import LOG_BUDGET_MAX, ZERO_COMPONENT, bisect_feasible, power
-from .model import GeneralLeakageModel, LeakageModel, check_order, check_eps
+from .model import GeneralLeakageModel, LeakageModel, check_eps, check_order
 
 __all__ = ["analytic_mechanism", "directional_mechanism", "asymmetric_mechanism", "null_space_mechanism"]
 
@@ -58,7 +58,7 @@ def analytic_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
 
 
 def _phi_along(model, sign, alpha, *, log=False):
-    """t -> Phi_alpha(P_Y + sign t d*), or its log (for budgets e^(alpha eps) beyond a double)."""
+    """T -> Phi_alpha(P_Y + sign t d*), or its log (for budgets e^(alpha eps) beyond a double)."""
     a_x = model.v_star / np.sqrt(model.p_x)
 
     def phi(t):
@@ -73,7 +73,7 @@ def _phi_along(model, sign, alpha, *, log=False):
 
 
 def _largest_feasible(f, level, upper):
-    """max t in [0, upper] with f(t) <= level, f convex with f(0) = 1 <= level (bisection, feasible side)."""
+    """Max t in [0, upper] with f(t) <= level, f convex with f(0) = 1 <= level (bisection, feasible side)."""
     if f(upper) <= level:
         return upper
     return bisect_feasible(lambda t: f(t) <= level, 0.0, upper)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._numerics import ZERO_COMPONENT, power
 from .._validation import as_pmf, as_rdp_order, as_real_array, as_real_scalar
+from ._numerics import ZERO_COMPONENT, power
 
 __all__ = ["GeneralLeakageModel", "LeakageModel"]
 
@@ -120,10 +120,12 @@ class GeneralLeakageModel:
 
     @property
     def A(self) -> np.ndarray:
+        """The leakage matrix :math:`A=P_{X|Y}` (``p_x_given_y``)."""
         return self.p_x_given_y
 
     @property
     def p_min(self) -> float:
+        r"""The smallest prior probability :math:`\min_x P_X(x)`."""
         return float(self.p_x.min())
 
     def phi(self, q, order) -> np.ndarray:

@@ -12,9 +12,42 @@ from typing import ClassVar
 
 import numpy as np
 
+from .._docs import fill
 from .._validation import as_generator, as_rdp_order, as_real_array
 
-__all__ = ["ADJACENT_PAIR", "MAX_TARGET_ORDER", "Mechanism"]
+__all__ = ["ADJACENT_PAIR", "MAX_TARGET_ORDER", "Mechanism", "SAMPLE_DOC", "TARGET_DOC"]
+
+#: The contract of ``Mechanism.sample``, shared by every implementation (:func:`~renyi._docs.fill`).
+SAMPLE_DOC = r"""
+Parameters
+----------
+database : array_like, 1-D
+    The database :math:`x\in[0,1]^m` (for randomized response, entries in {0, 1}).
+n : int
+    Number of independent outputs, n >= 1.
+rng : numpy.random.Generator or int
+    The source of randomness (an int seeds a new generator).
+
+Returns
+-------
+ndarray
+    ``n`` outputs of :math:`A(\text{database})`: shape ``(n,)`` (floats for continuous
+    mechanisms, integers for discrete ones), drawn in chunks so that memory stays bounded.
+"""
+
+#: The contract of ``Mechanism.target``, shared by every implementation.
+TARGET_DOC = r"""
+Parameters
+----------
+order : float
+    The Rényi order :math:`\lambda>1`, at most :data:`MAX_TARGET_ORDER`.
+
+Returns
+-------
+float
+    :math:`D_\lambda(p\|q)` with :math:`p=A(x)`, :math:`q=A(x')` for the pair (21),
+    computed exactly (closed form, exact sum, or quadrature to round-off).
+"""
 
 #: The adjacent databases of eq. (21): x = (1, 0, ..., 0) and x' = (0, ..., 0) in [0,1]^10.
 ADJACENT_PAIR: tuple[np.ndarray, np.ndarray] = (np.eye(1, 10).ravel(), np.zeros(10))
@@ -25,6 +58,7 @@ SAMPLE_CHUNK = 2_000_000
 
 
 def check_database(database, *, binary: bool = False) -> np.ndarray:
+    """``database`` as a 1-D float array in [0, 1] (``binary``: in {0, 1}), or a ValueError."""
     x = as_real_array(database, "database", ndim=1)
     if np.any((x < 0) | (x > 1)):
         raise ValueError("database entries must lie in [0, 1] (the unit cube of Section IV)")
@@ -34,6 +68,7 @@ def check_database(database, *, binary: bool = False) -> np.ndarray:
 
 
 def check_n(n) -> int:
+    """``n`` as a positive int, or a TypeError/ValueError naming it."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"n must be an integer, got {n!r}")
     if n < 1:
@@ -42,6 +77,7 @@ def check_n(n) -> int:
 
 
 def check_rng(rng) -> np.random.Generator:
+    """``rng`` as a Generator (an int seeds one)."""
     return as_generator(rng)
 
 
@@ -62,6 +98,7 @@ def check_target_order(order) -> float:
 
 
 def integer_order(order: float) -> int | None:
+    """``order`` as an int where it is a whole number >= 2 (exact sums apply), else None."""
     return int(order) if float(order).is_integer() and order >= 2 else None
 
 
@@ -84,6 +121,7 @@ class Mechanism:
 
     @property
     def params(self) -> dict:
+        """The constructor parameters, by name."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def _normalise(self, **values) -> None:
@@ -91,10 +129,25 @@ class Mechanism:
         for key, value in values.items():
             object.__setattr__(self, key, value)
 
+    @fill(contract=SAMPLE_DOC)
     def sample(self, database, n, rng):  # pragma: no cover - abstract
+        """Draw ``n`` independent outputs of the mechanism on ``database``.
+
+        Subclasses implement this hook; the audit (:func:`renyi.audit.audit`) calls it once
+        per side with its own generator, so a subclass must draw only from ``rng``.
+
+        {{contract}}
+        """
         raise NotImplementedError
 
+    @fill(contract=TARGET_DOC)
     def target(self, order) -> float:  # pragma: no cover - abstract
+        r"""The exact :math:`D_\lambda(p\|q)` for the adjacent pair (21).
+
+        Subclasses implement this hook; the sweeps compare every bound with it.
+
+        {{contract}}
+        """
         raise NotImplementedError
 
     def reverse_target(self, order) -> float:

@@ -29,10 +29,11 @@ from scipy import special, stats
 from .._docs import fill
 from .._validation import as_int, as_positive_scalar, as_probability
 from ..closed_forms import gaussian_renyi, laplace_renyi, quadrature_renyi
-
 from .base import (
     ADJACENT_PAIR,
     SAMPLE_CHUNK,
+    SAMPLE_DOC,
+    TARGET_DOC,
     Mechanism,
     check_database,
     check_n,
@@ -76,7 +77,12 @@ class _AdditiveMechanism(Mechanism):
     def __post_init__(self):
         self._normalise(scale=as_positive_scalar(self.scale, "scale"))
 
+    @fill(contract=SAMPLE_DOC)
     def sample(self, database, n, rng):
+        """Draw ``n`` independent outputs on ``database`` (the hook of :meth:`Mechanism.sample`).
+
+        {{contract}}
+        """
         x, n, rng = check_database(database), check_n(n), check_rng(rng)
         return x.sum() + getattr(rng, self._noise)(0.0, self.scale, size=n)
 
@@ -107,7 +113,12 @@ class LaplaceMechanism(_AdditiveMechanism):
     _noise: ClassVar[str] = "laplace"
     _law: ClassVar[object] = stats.laplace
 
+    @fill(contract=TARGET_DOC)
     def target(self, order):
+        r"""The exact :math:`D_\lambda(p\|q)` for the pair (21) (the hook of :meth:`Mechanism.target`).
+
+        {{contract}}
+        """
         return laplace_renyi(1.0, 0.0, self.scale, check_target_order(order))
 
 
@@ -125,7 +136,12 @@ class GaussianMechanism(_AdditiveMechanism):
     _noise: ClassVar[str] = "normal"
     _law: ClassVar[object] = stats.norm
 
+    @fill(contract=TARGET_DOC)
     def target(self, order):
+        r"""The exact :math:`D_\lambda(p\|q)` for the pair (21) (the hook of :meth:`Mechanism.target`).
+
+        {{contract}}
+        """
         return gaussian_renyi(1.0, self.scale, 0.0, self.scale, check_target_order(order))
 
 
@@ -222,13 +238,20 @@ class SubsampledMechanism(Mechanism):
 
     @property
     def name(self) -> str:
+        """``subsampled_laplace`` or ``subsampled_gaussian``."""
         return f"subsampled_{self.noise}"
 
     @property
     def base(self) -> Mechanism:
+        """The additive mechanism that is subsampled."""
         return (LaplaceMechanism if self.noise == "laplace" else GaussianMechanism)(self.scale)
 
+    @fill(contract=SAMPLE_DOC)
     def sample(self, database, n, rng):
+        """Draw ``n`` independent outputs on ``database`` (the hook of :meth:`Mechanism.sample`).
+
+        {{contract}}
+        """
         x, n, rng = check_database(database), check_n(n), check_rng(rng)
         # Records equal to 0 add nothing whatever the coin, so only the others need coins.
         nz = x[x != 0]
@@ -240,7 +263,12 @@ class SubsampledMechanism(Mechanism):
             out[start : start + k] = total + noise
         return out
 
+    @fill(contract=TARGET_DOC)
     def target(self, order):
+        r"""The exact :math:`D_\lambda(p\|q)` for the pair (21) (the hook of :meth:`Mechanism.target`).
+
+        {{contract}}
+        """
         lam = check_target_order(order)
         if integer_order(lam) is not None:
             return subsampled_rdp(self.base.target, self.gamma, int(lam))
@@ -249,13 +277,14 @@ class SubsampledMechanism(Mechanism):
         )
 
     def reverse_target(self, order):
-        """:math:`D_\\lambda(q\\|p)`: the base noise against the subsampled mixture, by quadrature."""
+        r""":math:`D_\lambda(q\|p)`: the base noise against the subsampled mixture, by quadrature."""
         lam = check_target_order(order)
         return quadrature_renyi(
             self.logpdf(ADJACENT_PAIR[1]), self.logpdf(ADJACENT_PAIR[0]), lam, kinks=(0.0, 1.0), span=80 * self.scale
         )
 
     def logpdf(self, database):
+        """Exact log-density of one output on ``database`` (the mixture; quadrature checks)."""
         x = check_database(database)
         base = stats.laplace if self.noise == "laplace" else stats.norm
         nz = x[x != 0]
@@ -333,7 +362,12 @@ class NoisyGradientDescent(Mechanism):
         as_int(self.steps, "steps")
         self._normalise(eta=eta, scale=as_positive_scalar(self.scale, "scale"))
 
+    @fill(contract=SAMPLE_DOC)
     def sample(self, database, n, rng):
+        """Draw ``n`` independent outputs on ``database`` (the hook of :meth:`Mechanism.sample`).
+
+        {{contract}}
+        """
         x, n, rng = check_database(database), check_n(n), check_rng(rng)
         xbar = x.mean()
         out = np.empty(n)
@@ -348,13 +382,18 @@ class NoisyGradientDescent(Mechanism):
         return out
 
     def output_law(self, database) -> tuple[float, float]:
-        """Exact mean and standard deviation of :math:`\\theta_K` (Gaussian)."""
+        r"""Exact mean and standard deviation of :math:`\theta_K` (Gaussian)."""
         x = check_database(database)
         a = (1 - self.eta) ** self.steps
         var = 2 * self.scale**2 * (1 - a * a) / (2 - self.eta)
         return float(x.mean() * (1 - a)), math.sqrt(var)
 
+    @fill(contract=TARGET_DOC)
     def target(self, order):
+        r"""The exact :math:`D_\lambda(p\|q)` for the pair (21) (the hook of :meth:`Mechanism.target`).
+
+        {{contract}}
+        """
         lam = check_target_order(order)
         m = ADJACENT_PAIR[0].size
         a = (1 - self.eta) ** self.steps

@@ -12,9 +12,20 @@ from typing import ClassVar
 import numpy as np
 from scipy import special, stats
 
+from .._docs import fill
 from .._validation import as_int, as_positive_scalar
 from ..divergence import renyi_divergence
-from .base import SAMPLE_CHUNK, Mechanism, check_database, check_n, check_rng, integer_order, check_target_order
+from .base import (
+    SAMPLE_CHUNK,
+    SAMPLE_DOC,
+    TARGET_DOC,
+    Mechanism,
+    check_database,
+    check_n,
+    check_rng,
+    check_target_order,
+    integer_order,
+)
 
 __all__ = ["RandomizedResponse", "ShuffledRandomizedResponse", "shuffled_rr_rdp"]
 
@@ -52,7 +63,12 @@ class RandomizedResponse(Mechanism):
     def __post_init__(self):
         self._normalise(eps0=as_positive_scalar(self.eps0, "eps0"))
 
+    @fill(contract=SAMPLE_DOC)
     def sample(self, database, n, rng):
+        """Draw ``n`` independent outputs on ``database`` (the hook of :meth:`Mechanism.sample`).
+
+        {{contract}}
+        """
         x, n, rng = check_database(database, binary=True), check_n(n), check_rng(rng)
         keep = _rr_keep_probability(self.eps0)
         out = np.empty((n, x.size), dtype=np.uint8)
@@ -62,7 +78,12 @@ class RandomizedResponse(Mechanism):
             out[start : start + k] = np.bitwise_xor(x.astype(np.uint8)[None, :], flip)
         return out
 
+    @fill(contract=TARGET_DOC)
     def target(self, order):
+        r"""The exact :math:`D_\lambda(p\|q)` for the pair (21) (the hook of :meth:`Mechanism.target`).
+
+        {{contract}}
+        """
         lam = check_target_order(order)
         keep = _rr_keep_probability(self.eps0)
         return renyi_divergence([keep, 1 - keep], [1 - keep, keep], lam)
@@ -150,7 +171,12 @@ class ShuffledRandomizedResponse(Mechanism):
         as_int(self.m, "m")
         self._normalise(eps0=as_positive_scalar(self.eps0, "eps0"))
 
+    @fill(contract=SAMPLE_DOC)
     def sample(self, database, n, rng):
+        """Draw ``n`` independent outputs on ``database`` (the hook of :meth:`Mechanism.sample`).
+
+        {{contract}}
+        """
         x, n, rng = check_database(database, binary=True), check_n(n), check_rng(rng)
         keep = _rr_keep_probability(self.eps0)
         ones = int(x.sum())
@@ -167,7 +193,12 @@ class ShuffledRandomizedResponse(Mechanism):
             stats.binom(x.size - ones, 1 - keep).pmf(np.arange(x.size - ones + 1)),
         )
 
+    @fill(contract=TARGET_DOC)
     def target(self, order):
+        r"""The exact :math:`D_\lambda(p\|q)` for the pair (21) (the hook of :meth:`Mechanism.target`).
+
+        {{contract}}
+        """
         lam = check_target_order(order)
         # Girgis et al.'s sum has lam terms of alternating size; beyond 64 it is evaluated as the
         # exact divergence of the count laws, which it equals (tests), in log space.
@@ -177,7 +208,7 @@ class ShuffledRandomizedResponse(Mechanism):
         return renyi_divergence(self.count_pmf(x), self.count_pmf(x_prime), lam)
 
     def reverse_target(self, order):
-        """:math:`D_\\lambda(q\\|p)` of the count laws; not equal to ``target(order)``."""
+        r""":math:`D_\lambda(q\|p)` of the count laws; not equal to ``target(order)``."""
         lam = check_target_order(order)
         x, x_prime = np.eye(1, self.m).ravel(), np.zeros(self.m)
         return renyi_divergence(self.count_pmf(x_prime), self.count_pmf(x), lam)

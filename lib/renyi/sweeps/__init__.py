@@ -12,8 +12,18 @@ r"""The Part I simulation sweeps: definitions, the seeded runner, the shipped da
 This package's namespace is the public face; the submodules hold the details.
 """
 
-from .definitions import FIELDS, ROOT_SEED, SWEEPS, Task, claimed_curve, refutation_rates, run_task, summarize, tasks_for
 from .datafiles import ManifestError, read_rows
+from .definitions import (
+    FIELDS,
+    ROOT_SEED,
+    SWEEPS,
+    Task,
+    claimed_curve,
+    refutation_rates,
+    run_task,
+    summarize,
+    tasks_for,
+)
 from .run import ShippedDataError, load_sweep, run_sweeps
 
 __all__ = [

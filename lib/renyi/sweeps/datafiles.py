@@ -1,4 +1,6 @@
-"""The shipped data's file format and provenance: CSV rows written bit-exactly and atomically,
+"""The shipped data's file format and provenance.
+
+CSV rows written bit-exactly and atomically,
 read back into Python numbers, with the hashes, commit and versions the manifests record.
 
 Used by :mod:`renyi.sweeps` (the Part I sweeps) and ``renyi.sweeps.libraries`` (the audits of

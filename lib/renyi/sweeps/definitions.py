@@ -208,6 +208,7 @@ class Task:
 
     @property
     def name(self) -> str:
+        """The task's file name stem: sweep, case, n and block."""
         return f"{self.sweep}-{self.mechanism}-n{self.n}-b{self.block}"
 
 

@@ -24,16 +24,16 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from .._docs import CLI_MAIN, fill
-from .datafiles import ManifestError
-from ..closed_forms import gaussian_renyi, laplace_renyi
 from ..audit import claim_gaussian, claim_pure_dp, claim_zcdp, verdict
+from ..closed_forms import gaussian_renyi, laplace_renyi
+from .datafiles import ManifestError
 
 __all__ = ["Config", "CONFIGS", "ROOT_SEED", "ORDERS", "ALPHA", "configs", "run_one", "run", "load", "main"]
 
@@ -146,8 +146,8 @@ def _unclipped_mean(value, n, seed):  # the bug: Laplace noise for bounds (0, 1)
 
 
 def _configs() -> dict:
-    from diffprivlib import mechanisms as dpl
     import opendp.prelude as dp
+    from diffprivlib import mechanisms as dpl
 
     dp.enable_features("contrib")
     domains = {
@@ -502,7 +502,8 @@ def main(argv=None) -> int:
         configs()
     except ImportError as exc:
         print(
-            f"renyi.sweeps.libraries: error: {exc.name or exc} is not installed; pip install -e .[libraries]", file=sys.stderr
+            f"renyi.sweeps.libraries: error: {exc.name or exc} is not installed; pip install -e .[libraries]",
+            file=sys.stderr,
         )
         return 1
     try:

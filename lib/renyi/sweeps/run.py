@@ -62,8 +62,8 @@ import os
 import sys
 from pathlib import Path
 
-
 from .._docs import CLI_MAIN, fill
+from .._validation import as_int
 from .datafiles import (
     ManifestError,
     check_target,
@@ -75,8 +75,6 @@ from .datafiles import (
     versions,
     write_rows,
 )
-from .._validation import as_int
-
 from .definitions import FIELDS, ROOT_SEED, SWEEPS, Task, run_task, tasks_for
 
 __all__ = ["run_sweeps", "load_sweep", "ShippedDataError", "main"]

@@ -45,11 +45,11 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..._validation import as_int, as_real_scalar
+from .._numerics import NEGLIGIBLE_WEIGHT
 from ..channels import build_mechanism
 from ..model import GeneralLeakageModel, LeakageModel, check_eps, check_order
-from .._numerics import NEGLIGIBLE_WEIGHT
-from .bracket import CertifiedOptimum, best_upper_bound, certified, feasible_mechanism
 from .boxes import WorkerPool
+from .bracket import CertifiedOptimum, best_upper_bound, certified, feasible_mechanism
 from .cones import ConeTree, Geometry
 from .lp import merge_outputs, prune_outputs
 from .search import BoxPhase, clock, cone_phase
@@ -205,7 +205,13 @@ def boxes_apply(model, geo):
     Its root box is the D_2 ellipsoid's shadow, which needs D_2 <= D_alpha (alpha >= 2) and
     a non-degenerate ellipsoid; its concavity cover needs Phi's Hessian to grow with A q.
     """
-    return isinstance(model, LeakageModel) and geo.eps > 0 and geo.alpha >= 2 and model.p_y.size >= geo.settings.heuristics.box_min_size
+    return (
+        isinstance(model, LeakageModel)
+        and geo.eps > 0
+        and geo.alpha >= 2
+        and model.p_y.size >= geo.settings.heuristics.box_min_size
+    )
+
 
 def check_search(model, rtol, time_limit, max_cones):
     """Validate the model and the search controls of :func:`global_optimum`."""
@@ -219,6 +225,7 @@ def check_search(model, rtol, time_limit, max_cones):
         if time_limit <= 0:
             raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit!r}")
     return rtol, time_limit, as_int(max_cones, "max_cones")
+
 
 def check_workers(workers):
     """``workers`` as a process count: an int >= 1, or -1 for every core."""

@@ -1,5 +1,8 @@
-"""The two ends of the reported bracket: an exactly feasible mechanism and the smallest proved
-upper bound, and the :class:`CertifiedOptimum` that holds them."""
+"""The two ends of the reported bracket.
+
+An exactly feasible mechanism and the smallest proved
+upper bound, and the :class:`CertifiedOptimum` that holds them.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +11,11 @@ import time
 import warnings
 from dataclasses import dataclass
 
+from .._numerics import TINY
 from ..certificate import certificate
 from ..channels import LiftMechanism, budget_use, build_mechanism, from_channel
 from ..model import LeakageModel
-from .._numerics import TINY
 from .lp import exact_weights
-
 
 __all__ = ["CertifiedOptimum"]
 
@@ -59,6 +61,7 @@ class CertifiedOptimum(LiftMechanism):
     cones: int = 0
     boxes: int = 0
 
+
 def closed_form_upper_bounds(model, eps, alpha):
     """Upper bounds that need no search, with their names.
 
@@ -77,6 +80,7 @@ def closed_form_upper_bounds(model, eps, alpha):
             bounds.append((cert.V_plus, "theorem 1"))
     return bounds
 
+
 def best_upper_bound(model, eps, alpha, computed, settings):
     """The smallest valid upper bound, with its name: a branch and bound's or a closed form."""
     upper, source = math.inf, ""
@@ -89,6 +93,7 @@ def best_upper_bound(model, eps, alpha, computed, settings):
         if bound < upper:
             upper, source = bound, name
     return upper, source
+
 
 def feasible_mechanism(model, w, q, eps, alpha, settings):
     """The mechanism of outputs ``q`` (feasible posteriors) with weights ``w``, exactly feasible.
@@ -107,6 +112,7 @@ def feasible_mechanism(model, w, q, eps, alpha, settings):
             if mech.feasible:
                 break
     return within_budget(model, mech, eps, alpha) if eps > 0 else mech
+
 
 def within_budget(model, mech, eps, alpha):
     """``mech``, or its channel moved towards P_U until it meets the budget exactly (no tolerance).
@@ -128,6 +134,7 @@ def within_budget(model, mech, eps, alpha):
         if budget_use(model, channel, eps, alpha) <= 1:
             return from_channel(model, channel, eps, alpha)
     raise RuntimeError(f"could not bring the mechanism within the budget (it used {use:.17g} of it)")
+
 
 def certified(mech, upper, source, rtol, started, pieces):
     lower = mech.utility

@@ -16,7 +16,6 @@ from scipy import optimize
 from .._numerics import DEGENERATE_NORM, SLSQP_FTOL, TINY, power
 from ..model import LeakageModel
 
-
 __all__: list[str] = []
 
 

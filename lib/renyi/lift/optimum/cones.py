@@ -20,9 +20,6 @@ from .._numerics import PARALLEL, TINY, ZERO_COMPONENT, bisect_feasible, power
 __all__: list[str] = []
 
 
-
-
-
 class Geometry:
     """The feasible set in coordinates c of the affine hull: q = P_Y + B c."""
 
@@ -65,7 +62,11 @@ class Geometry:
         slope = (self.A @ d) / self.p_x[:, None]
         on_facet = self._phi(cap, slope) <= self.level
         lo = bisect_feasible(
-            lambda t: self._phi(t, slope) <= self.level, np.zeros_like(cap), cap, rtol=0.0, steps=self.settings.margins.radial_bisections
+            lambda t: self._phi(t, slope) <= self.level,
+            np.zeros_like(cap),
+            cap,
+            rtol=0.0,
+            steps=self.settings.margins.radial_bisections,
         )
         t = np.where(on_facet, cap, lo)
         q = self.p[:, None] + t * d
@@ -140,7 +141,7 @@ class ConeTree:
         with np.errstate(divide="ignore", invalid="ignore"):
             lam = np.where(dots > PARALLEL, cut_b[:, :, None] / dots, np.inf)
         overshoot = np.max(lam / np.maximum(self.t[cones][:, None, :], TINY), axis=2)
-        best = np.argsort(overshoot, axis=1)[:, :self.settings.heuristics.cuts_per_cone]
+        best = np.argsort(overshoot, axis=1)[:, : self.settings.heuristics.cuts_per_cone]
         single = np.take_along_axis(lam, best[:, :, None], axis=1)
         # The pair: best tangent cut of the cone's own rays, best facet.
         rows = np.arange(n_cones)
@@ -247,8 +248,11 @@ class ConeTree:
         return points
 
     def _store(self, name, value, rows):
-        """Write ``value`` into rows ``rows`` of the per-cone array ``name``, growing its buffer
-        (by doubling) for rows past the end."""
+        """Write ``value`` into rows ``rows`` of the per-cone array ``name``.
+
+        Growing its buffer
+        (by doubling) for rows past the end.
+        """
         buffer = self._buffers.get(name)
         used = len(getattr(self, name))
         end = max(used, int(rows.max()) + 1)

@@ -19,9 +19,13 @@ __all__: list[str] = []
 def gains(model, q):
     return np.sum((q - model.p_y[:, None]) ** 2 / model.p_y[:, None], axis=0)
 
+
 def solve_lp(model, q, gains, settings):
-    """max gains^T w s.t. q w = P_Y, w >= 0; returns value, weights and the dual mu (mu^T q_j >= g_j)."""
-    options = {"primal_feasibility_tolerance": settings.heuristics.lp_tolerance, "dual_feasibility_tolerance": settings.heuristics.lp_tolerance}
+    """Max gains^T w s.t. q w = P_Y, w >= 0; returns value, weights and the dual mu (mu^T q_j >= g_j)."""
+    options = {
+        "primal_feasibility_tolerance": settings.heuristics.lp_tolerance,
+        "dual_feasibility_tolerance": settings.heuristics.lp_tolerance,
+    }
     # Tight tolerances occasionally stall the dual simplex (status 4); the interior-point
     # method (with crossover) is tried at the same tolerances before HiGHS's defaults, whose
     # weights (1e-7) once left P_Y off by 2e-8 and the mechanism's lifts 4e-9 above e^eps.
@@ -34,6 +38,7 @@ def solve_lp(model, q, gains, settings):
     weights = exact_weights(model, q, res.x, settings)
     return float(gains @ weights), weights, -res.eqlin.marginals
 
+
 def exact_weights(model, q, weights, settings):
     """Weights on the support of ``weights`` that reproduce P_Y to round-off, where they exist.
 
@@ -43,7 +48,10 @@ def exact_weights(model, q, weights, settings):
     """
     support = np.flatnonzero(weights > settings.heuristics.exact_solve_weight)
     exact, *_ = np.linalg.lstsq(q[:, support], model.p_y, rcond=None)
-    if not (np.all(exact >= 0) and np.allclose(q[:, support] @ exact, model.p_y, atol=settings.margins.marginal_atol, rtol=0)):
+    if not (
+        np.all(exact >= 0)
+        and np.allclose(q[:, support] @ exact, model.p_y, atol=settings.margins.marginal_atol, rtol=0)
+    ):
         support = np.flatnonzero(weights > 0)
         exact, _ = optimize.nnls(q[:, support], model.p_y)
         if not np.allclose(q[:, support] @ exact, model.p_y, atol=settings.margins.marginal_atol, rtol=0):
@@ -51,6 +59,7 @@ def exact_weights(model, q, weights, settings):
     out = np.zeros_like(weights)
     out[support] = exact
     return out
+
 
 def solve_priced(model, tree, columns):
     """The LP over ``columns``, with every ray end point that prices above its value added.
@@ -63,7 +72,9 @@ def solve_priced(model, tree, columns):
         value, weights, mu = solve_lp(model, columns, gains(model, columns), settings)
         priced = tree.ray_values(mu)
         # HiGHS's dual feasibility tolerance is absolute: reduced costs below it are noise.
-        violated = np.flatnonzero(priced > value * (1 + settings.heuristics.pricing_rtol) + settings.heuristics.lp_tolerance)
+        violated = np.flatnonzero(
+            priced > value * (1 + settings.heuristics.pricing_rtol) + settings.heuristics.lp_tolerance
+        )
         if violated.size == 0:
             return columns, value, weights, mu
         worst = violated[np.argsort(-priced[violated])][:500]
@@ -72,6 +83,7 @@ def solve_priced(model, tree, columns):
     # U(mu); the passes only make it tight.
     value, weights, mu = solve_lp(model, columns, gains(model, columns), settings)
     return columns, value, weights, mu
+
 
 def merge_outputs(q, w, p_y, budget):
     """Merge nearby posteriors while the chi^2 gain they lose stays within ``budget`` (absolute).
@@ -100,6 +112,7 @@ def merge_outputs(q, w, p_y, budget):
     order = np.argsort(-w, kind="stable")
     return q[:, order], w[order]
 
+
 def prune_outputs(model, geo, q, w, *, tolerance):
     """Drop outputs, lightest first, while the LP on the rest loses at most ``tolerance`` (relative).
 
@@ -127,9 +140,11 @@ def prune_outputs(model, geo, q, w, *, tolerance):
             break
     return q, w
 
+
 def priced(model, columns, mu):
     """The reduced gains g(q) - mu^T (q - P_Y) of candidate columns."""
     return gains(model, columns) - mu @ (columns - model.p_y[:, None])
+
 
 def enter(model, lp, new, settings):
     """The LP ``(columns, value, weights, mu)`` re-solved with ``new`` if a column of it would enter."""
@@ -139,9 +154,11 @@ def enter(model, lp, new, settings):
     columns = np.concatenate([columns, new], axis=1)
     return (columns, *solve_lp(model, columns, gains(model, columns), settings))
 
+
 def prices_above(model, columns, mu, value, settings):
     """Whether a candidate column would enter the LP (its reduced gain beats the LP's value)."""
     return bool(np.any(priced(model, columns, mu) > value * (1 + settings.heuristics.pricing_rtol)))
+
 
 def initial_columns(model, geo, tree, seed):
     """P_Y, the cone tree's ray ends, 200 k random ray ends and the structured seed points."""
@@ -149,6 +166,7 @@ def initial_columns(model, geo, tree, seed):
     cover = rng.standard_normal((geo.k, 200 * geo.k))
     _, cover_points, _, _ = geo.rays(cover / np.linalg.norm(cover, axis=0))
     return np.concatenate([model.p_y[:, None], tree.points, cover_points, seed_points(model, geo)], axis=1)
+
 
 def next_columns(model, columns, weights, new, mu, value, settings):
     """The next LP's candidates: the support, new ray ends priced near the best, the best 200 old ones."""

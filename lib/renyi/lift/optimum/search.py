@@ -1,5 +1,8 @@
-"""The phases of the search: the conical branch and bound with column generation, then the
-box branch and bound, with the local searches and the multiplier they use."""
+"""The phases of the search.
+
+The conical branch and bound with column generation, then the
+box branch and bound, with the local searches and the multiplier they use.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +22,11 @@ __all__: list[str] = []
 
 
 def clock(time_limit):
-    """``out_of_time(margin=0)``: whether ``time_limit`` seconds from now would be passed after
-    ``margin`` more; ``out_of_time.left()`` is the time left (inf without a limit)."""
+    """A clock for ``time_limit`` seconds from now.
+
+    ``out_of_time(margin=0)``: whether ``time_limit`` seconds from now would be passed after
+    ``margin`` more; ``out_of_time.left()`` is the time left (inf without a limit).
+    """
     started = time.perf_counter()
 
     def out_of_time(margin=0.0):
@@ -29,11 +35,15 @@ def clock(time_limit):
     out_of_time.left = lambda: math.inf if time_limit is None else time_limit - (time.perf_counter() - started)
     return out_of_time
 
+
 class Schedule:
-    """The rounds at which a periodic local search runs: first at round ``first`` (default
+    """The rounds at which a periodic local search runs.
+
+    First at round ``first`` (default
     ``every``), then every ``every`` rounds while it raises the LP's value, and twice as
     rarely after each time it does not (they cost seconds, and where the LP is already
-    optimal, as at small eps, they find nothing)."""
+    optimal, as at small eps, they find nothing).
+    """
 
     def __init__(self, every, first=None):
         self.base = self.every = every
@@ -53,6 +63,7 @@ class Schedule:
     def record(self, rounds, useful):
         self.every = self.base if useful else 2 * self.every
         self.next = rounds + self.every
+
 
 def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
     """Column generation priced by the conical branch and bound, until the gap or the time is reached."""
@@ -85,6 +96,7 @@ def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
         columns = next_columns(model, columns, weights, tree.split(live), mu, value, settings)
         columns, value, weights, mu = solve_priced(model, tree, columns)
 
+
 def improve(model, geo, tree, columns, weights, max_iter):
     """Polish the LP's support as a whole mechanism, then price locally from the best columns."""
     support = weights > NEGLIGIBLE_WEIGHT
@@ -96,6 +108,7 @@ def improve(model, geo, tree, columns, weights, max_iter):
     columns = np.concatenate([columns, pull_inside(geo, price_locally(geo, mu, starts, max_iter))], axis=1)
     return solve_priced(model, tree, columns)
 
+
 def channel_columns(model, geo, columns, weights, seeds):
     """Posteriors from local searches over the channel started at the LP's support (none above the size limit).
 
@@ -106,6 +119,7 @@ def channel_columns(model, geo, columns, weights, seeds):
     support = weights > NEGLIGIBLE_WEIGHT
     found = [polish_channel(geo, columns[:, support], weights[support], seed) for seed in seeds]
     return np.concatenate(found, axis=1)
+
 
 def stationary_multiplier(model, geo, columns, weights, value):
     r"""The mu at which F_mu is stationary on Q's boundary at every output of the LP's mechanism.
@@ -141,6 +155,7 @@ def stationary_multiplier(model, geo, columns, weights, value):
     residual = np.linalg.norm(design @ solution - target) / max(np.linalg.norm(target), TINY)
     return solution[:n], float(residual)
 
+
 def polished_multiplier(model, geo, columns, weights, mu):
     """The box tree's mu and new columns: the LP's mechanism polished, and its stationary mu.
 
@@ -153,10 +168,15 @@ def polished_multiplier(model, geo, columns, weights, mu):
     q, w = polish_mechanism(geo, columns[:, support], weights[support], settings.heuristics.mu_polish_iter)
     w = np.clip(w, 0.0, None)
     stationary, residual = stationary_multiplier(model, geo, q, w, float(gains(model, q) @ w))
-    return (stationary if residual <= settings.heuristics.stationary_rtol else mu), pull_inside(geo, q[:, w > NEGLIGIBLE_WEIGHT])
+    return (stationary if residual <= settings.heuristics.stationary_rtol else mu), pull_inside(
+        geo, q[:, w > NEGLIGIBLE_WEIGHT]
+    )
+
 
 def nearest_multiplier(model, mu, points, value, slack):
-    """The mu nearest to ``mu`` at which every column of ``points`` prices at most at
+    """The mu nearest to ``mu`` that prices ``points`` at most at ``value (1 + slack)``.
+
+    The mu nearest to ``mu`` at which every column of ``points`` prices at most at
     ``value (1 + slack)`` (a projection onto a polyhedron, SLSQP), or None if none is found.
 
     The LP's dual with those points among its columns is feasible, so the set is not empty;

@@ -1,5 +1,8 @@
-"""The bound of F_mu on a stack of boxes: the concave Lagrangian, its certificate by a
-supergradient, and the range reduction that each bound gives (see :mod:`renyi.lift.optimum.boxes`)."""
+"""The bound of F_mu on a stack of boxes.
+
+The concave Lagrangian, its certificate by a
+supergradient, and the range reduction that each bound gives (see :mod:`renyi.lift.optimum.boxes`).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,6 @@ from scipy import linalg
 
 from ..._numerics import power
 from .cover import cheapest_cover, congruence, cover_cost, knapsack, outer, project, reduce_range
-
 
 
 class Constraint:
@@ -30,14 +32,18 @@ class Constraint:
         self._affine = None
 
     def rows(self, idx):
+        """The same model on the boxes ``idx`` only."""
         pick = lambda v: None if v is None else v[idx]
         return Constraint(
             self.owner, self.h[idx], self.row_sums[idx], pick(self.z0), pick(self.kappa), pick(self.exact)
         )
 
     def _every_row(self):
-        """Expansion points, kappa and which rows are Phi itself, for every row (Phi's rows
-        carry zeros, unused)."""
+        """Expansion points, kappa and exactness for every row.
+
+        Expansion points, kappa and which rows are Phi itself, for every row (Phi's rows
+        carry zeros, unused).
+        """
         m = self.h.shape[0]
         if self.z0 is None:
             zeros = np.zeros((m, self.owner.A.shape[0]))
@@ -60,8 +66,11 @@ class Constraint:
         )
 
     def where(self, mask, other):
-        """Rows of ``other`` where ``mask``, else these (models of the same boxes), so that the
-        boxes of every model are refined by one stacked ascent."""
+        """Rows of ``other`` where ``mask``, else these.
+
+        Rows of ``other`` where ``mask``, else these (models of the same boxes), so that the
+        boxes of every model are refined by one stacked ascent.
+        """
         pick = lambda a, b: np.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), b, a)
         mine, theirs = self._every_row(), other._every_row()
         return Constraint._from_rows(
@@ -72,6 +81,7 @@ class Constraint:
         )
 
     def phi(self, q):
+        """Phi, or its minorant, at ``q`` (one point per box)."""
         if self.z0 is None:
             return self.owner._phi(q)
         a, z = self.owner.alpha, q @ self.owner.A.T
@@ -83,6 +93,7 @@ class Constraint:
         return np.where(self.exact, power(np.maximum(z, 0.0), a) @ self.owner.weight, minorant)
 
     def grad(self, q):
+        """The gradient of :meth:`phi` at ``q``."""
         if self.z0 is None:
             return self.owner._grad_phi(q)
         z = q @ self.owner.A.T
@@ -112,8 +123,11 @@ class Reduction:
         self.active = bool(np.isfinite(target))
 
     def narrow(self, rows, tangent):
-        """Intersect boxes ``rows`` (one per row of the tangent; repeats allowed) with the
-        reductions of these tangents, each on the box as it was bounded."""
+        """Narrow boxes ``rows`` by the reductions of these tangents.
+
+        Intersect boxes ``rows`` (one per row of the tangent; repeats allowed) with the
+        reductions of these tangents, each on the box as it was bounded.
+        """
         if not self.active:
             return
         lo, hi = self.boxes
@@ -179,7 +193,7 @@ class BoxLagrangian:
         return z0, kappa
 
     def _cover(self, lo, hi, lam, h, least=True, near=None, at=None):
-        """theta >= 0 that makes the Lagrangian concave on each box (a generalised eigenvalue).
+        """Theta >= 0 that makes the Lagrangian concave on each box (a generalised eigenvalue).
 
         The Hessian of L on the plane is 2 D_Y^-1 - lam H_Phi(q) - 2 diag(theta), and for
         alpha >= 2 H_Phi(q) >= H_Phi(lo) on the box (A >= 0, z^(alpha-2) increases).  Three
@@ -245,7 +259,9 @@ class BoxLagrangian:
         return cheaper(certified(shape + self.settings.margins.cover_floor * shape.max(axis=-1, keepdims=True)), best)
 
     def _bound(self, lo, hi, mu, lam, start, constraint, steps=None, least=True, near=None):
-        """Certified max of F_mu over each box's feasible points, the ascent's end point, theta,
+        """Certified max of F_mu over each box's feasible points.
+
+        The ascent's end point, theta,
         and a tangent plane of the Lagrangian there (:func:`reduce_range`).
 
         ``constraint`` (a :class:`Constraint`) is Phi itself or a minorant of it on the box's
@@ -280,7 +296,9 @@ class BoxLagrangian:
         # flat ones unconverged (at |Y| = 10, eps_max / 2, 77 % of a tree's boxes bounded below
         # the target after 30 steps instead of 97 %).
         metric = lam[:, None] * constraint.row_sums + 2 * theta
-        metric = 1 / np.maximum(metric, self.settings.heuristics.metric_floor * metric.max(axis=-1, keepdims=True) + 1e-300)
+        metric = 1 / np.maximum(
+            metric, self.settings.heuristics.metric_floor * metric.max(axis=-1, keepdims=True) + 1e-300
+        )
         y, t_acc = x.copy(), 1.0
         for _ in range(self.settings.heuristics.ascent_steps if steps is None else steps):
             x_new = project(y + metric * step_gradient(y), lo, hi, metric)
@@ -299,8 +317,11 @@ class BoxLagrangian:
         return bound + self.settings.margins.box_bound * np.abs(bound) + 1e-15, x, theta, (g, offset, spread)
 
     def _constraints(self, lo, hi, points):
-        """Phi itself (Hessian bound at the box's lower corner) and its quadratic minorants
-        expanded at each of ``points`` (stacks of one point per box)."""
+        """Phi itself and its quadratic minorants on the boxes.
+
+        Phi itself (Hessian bound at the box's lower corner) and its quadratic minorants
+        expanded at each of ``points`` (stacks of one point per box).
+        """
         a, w, sums = self.alpha, self.weight, self.A.sum(axis=1)
         # Phi's Hessian A^T diag(w a (a - 1) z^(a - 2)) A is largest at the upper corner.
         z_hi = np.maximum(hi @ self.A.T, 0.0)
@@ -312,12 +333,22 @@ class BoxLagrangian:
         return models
 
     def _trials(self, lo, hi, mu, lams, start, constraints, reduction, least=True):
-        """Short ascents for every row of ``lams`` (trials x boxes), row t with the model
-        ``constraints[t]``, all at once; results trials x boxes."""
+        """Short ascents for every trial multiplier, all at once.
+
+        Short ascents for every row of ``lams`` (trials x boxes), row t with the model
+        ``constraints[t]``, all at once; results trials x boxes.
+        """
         n_trials, m = lams.shape
         tile = np.tile(np.arange(m), n_trials)
         bound, x, theta, tangent = self._bound(
-            lo[tile], hi[tile], mu, lams.ravel(), start[tile], Constraint.stack(constraints), self.settings.heuristics.trial_steps, least
+            lo[tile],
+            hi[tile],
+            mu,
+            lams.ravel(),
+            start[tile],
+            Constraint.stack(constraints),
+            self.settings.heuristics.trial_steps,
+            least,
         )
         reduction.narrow(tile, tangent)
         return bound.reshape(n_trials, m), x.reshape(n_trials, m, -1), theta.reshape(n_trials, m, -1)

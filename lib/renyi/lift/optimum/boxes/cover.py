@@ -1,16 +1,18 @@
-"""Primitives of the box bound: projection onto a box, the least-cost concavity cover, the
-fractional knapsack of the certificate, range reduction and box tightening."""
+"""Primitives of the box bound.
+
+Projection onto a box, the least-cost concavity cover, the
+fractional knapsack of the certificate, range reduction and box tightening.
+"""
 
 from __future__ import annotations
-
 
 import numpy as np
 
 
-
-
 def project(x, lo, hi, scale=None):
-    """Projection of rows of ``x`` onto ``{lo <= q <= hi, sum(q) = 1}`` (exact), in the metric
+    """Projection of rows of ``x`` onto a box on the simplex's plane.
+
+    Projection of rows of ``x`` onto ``{lo <= q <= hi, sum(q) = 1}`` (exact), in the metric
     ``sum((q - x)^2 / scale)`` (Euclidean without ``scale``).
 
     The nearest point is ``clip(x - k scale, lo, hi)`` for the ``k`` where its sum is 1.
@@ -45,7 +47,9 @@ def project(x, lo, hi, scale=None):
 
 
 def cheapest_cover(m, basis, cost, theta, settings):
-    r"""The diagonal cover of least cost: :math:`\min\sum_y\theta_yc_y` subject to
+    r"""The diagonal concavity cover of least cost.
+
+    The diagonal cover of least cost: :math:`\min\sum_y\theta_yc_y` subject to
     :math:`B^{\mathsf T}\mathrm{diag}(2\theta)B\succeq m`, from a feasible ``theta`` (rows: boxes).
 
     The cover adds :math:`\sum_y\theta_y(x_y-\ell_y)(u_y-x_y)` to the Lagrangian at a point
@@ -81,7 +85,9 @@ def cheapest_cover(m, basis, cost, theta, settings):
 
 
 def cover_cost(lo, hi, settings, at=None):
-    """Each coordinate's cost per unit of cover: what it adds to the bound at ``at``, the box's
+    """Each coordinate's cost per unit of cover.
+
+    What it adds to the bound at ``at``, the box's
     expected maximiser, floored at ``cover_cost_floor_per_output`` |Y| times the squared width
     (the worst case, the box's centre, without ``at``).
 

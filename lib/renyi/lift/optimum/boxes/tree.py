@@ -1,5 +1,8 @@
-"""The box tree (a partition of a box around the feasible set, each box with a certified bound
-of F_mu) and the worker processes that bound a round's boxes."""
+"""The box tree and the worker processes that bound its boxes.
+
+The box tree (a partition of a box around the feasible set, each box with a certified bound
+of F_mu) and the worker processes that bound a round's boxes.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,6 @@ from .cover import knapsack, tighten
 
 #: Thread counts of the BLAS libraries numpy may use, set to 1 in worker processes.
 BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
 
 
 def _warm_up():
@@ -156,8 +158,11 @@ class BoxTree:
         return float(value + grad.min() - grad @ x) - self.settings.margins.root_extent
 
     def _evaluate(self, which, mu, prior, target=-np.inf):
-        """Bound the boxes ``which`` and store the results; with a pool, its workers take all
-        chunks but the last, which this process bounds meanwhile."""
+        """Bound the boxes ``which`` and store the results.
+
+        Bound the boxes ``which`` and store the results; with a pool, its workers take all
+        chunks but the last, which this process bounds meanwhile.
+        """
         args = tuple(getattr(self, name)[which] for name in ("lo", "hi", "start", "anchor", "lam", "lam_best"))
         free = 0 if self.pool is None else self.pool.workers - self.busy_workers
         chunks = min(free + 1, which.size // self.settings.heuristics.pool_min_boxes)
@@ -182,8 +187,11 @@ class BoxTree:
         self._cut(which, cut_lo, cut_hi, mu, target)
 
     def _drift(self, mu_from, mu, lo, hi):
-        """How much a bound of F_mu at ``mu_from`` can rise at ``mu`` on each box: the largest
-        change of the linear term -mu^T (q - P_Y) there (a knapsack)."""
+        """How much a bound of F_mu at ``mu_from`` can rise at ``mu`` on each box.
+
+        The largest
+        change of the linear term -mu^T (q - P_Y) there (a knapsack).
+        """
         delta = mu[None, :] - mu_from
         return np.maximum(-np.sum(delta * (knapsack(-delta, lo, hi) - self.p), axis=-1), 0.0)
 
@@ -210,7 +218,9 @@ class BoxTree:
         self.lo[idx], self.hi[idx] = lo[moved], hi[moved]
 
     def _roll_back(self, entries, mu):
-        """Undo the cuts ``entries`` (by entry index): each outer box, with everything inside it
+        """Undo the cuts ``entries`` (by entry index).
+
+        Each outer box, with everything inside it
         (the boxes and cut-off parts it was refined into), becomes one box again.
 
         Its bound at mu is the largest of theirs, moved to mu: they cover the outer box's
@@ -263,7 +273,9 @@ class BoxTree:
             setattr(self, name, getattr(self, name)[~drop_part])
 
     def bounds(self, mu, target=-np.inf, ceiling=None, limit=None):
-        """A certified bound of F_mu over Q in every box; only boxes that may exceed ``target``, and
+        """A certified bound of F_mu over Q in every box.
+
+        A certified bound of F_mu over Q in every box; only boxes that may exceed ``target``, and
         were not bounded at this mu, are solved (at most ``limit``, the largest bounds first).
 
         The Lagrangian depends on mu only through -mu^T (q - P_Y), so a box's bound moves by at
@@ -299,15 +311,20 @@ class BoxTree:
         return self.best_point[which].T
 
     def split(self, which, widest=False):
-        """Halve each box in ``which``: between its two rival maximisers (unless ``widest``), else
-        across its widest side; return the children's indices."""
+        """Halve each box in ``which``; return the children's indices.
+
+        Halve each box in ``which``: between its two rival maximisers (unless ``widest``), else
+        across its widest side; return the children's indices.
+        """
         lo, hi = self.lo[which], self.hi[which]
         width = hi - lo
         # A bound is loose where two maximisers of the Lagrangian compete (the hard case of the
         # trust-region problem): a cut between them separates them.
         apart = (self.best_point[which] - self.rival[which]) ** 2 / self.p
         wide = width**2 / self.p
-        use_apart = apart.max(axis=1, keepdims=True) > self.settings.heuristics.rival_apart * wide.max(axis=1, keepdims=True)
+        use_apart = apart.max(axis=1, keepdims=True) > self.settings.heuristics.rival_apart * wide.max(
+            axis=1, keepdims=True
+        )
         use_apart &= not widest
         score = np.where(use_apart, apart, wide)
         y, rows = np.argmax(score, axis=1), np.arange(which.size)
