@@ -19,7 +19,7 @@ NB       := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*
 NBVAL    := $(BIN)/python -m pytest -q --nbval --nbval-current-env \
             --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: help install book book-fresh test lint unit nbval nbval-simd book-check browser renotebook data \
+.PHONY: help install book book-fresh test lint unit unit-fast nbval nbval-simd book-check browser renotebook data \
         data-libraries bench clean
 
 help:  ## list the targets
@@ -57,6 +57,9 @@ book-fresh: $(STAMP)  ## rebuild from scratch (needed after changes in lib/ or d
 unit: $(TESTSTAMP)  ## library unit, property and data tests (with the optional dask extra), then the doctests
 	RENYI_REQUIRE_OPTIONAL=1 $(BIN)/python -m pytest -q tests --ignore=tests/test_browser.py
 	$(BIN)/python -m pytest -q --doctest-modules lib/renyi
+
+unit-fast: $(TESTSTAMP)  ## the one-minute loop: unit tests without those marked slow (oracle sweeps, Monte Carlo runs)
+	$(BIN)/python -m pytest -q -x -m "not slow" tests --ignore=tests/test_browser.py
 
 nbval: $(STAMP)  ## re-run every chapter and compare with its stored outputs
 	$(NBVAL) book

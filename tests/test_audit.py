@@ -38,12 +38,14 @@ def gaussian_runs():
     return _replicates("gaussian", 20_000, [2, 5], 200, 101)
 
 
+@pytest.mark.slow
 def test_standard_error_matches_monte_carlo_spread(gaussian_runs):
     mc_sd = gaussian_runs[:, :, 1].std(axis=0, ddof=1)
     mean_se = gaussian_runs[:, :, 2].mean(axis=0)
     np.testing.assert_allclose(mean_se, mc_sd, rtol=0.20)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,n", [("gaussian", 20_000), ("laplace", 20_000), ("randomized_response", 2_000)])
 def test_coverage_of_the_95_percent_bound(name, n, gaussian_runs):
     runs = gaussian_runs if name == "gaussian" else _replicates(name, n, [2, 5], 200, 202)

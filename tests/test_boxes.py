@@ -214,6 +214,7 @@ def _cutting_plane_cover(basis, m, width2, rounds=200):
     return float(width2 @ theta)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,k,eps", [(41, 6, 0.02), (42, 10, 0.02), (43, 10, 0.002)])
 @pytest.mark.parametrize("priced_at", ["centre", "face"])
 def test_least_cost_cover_is_the_semidefinite_programs_minimum(seed, k, eps, priced_at):
@@ -276,6 +277,7 @@ def test_cover_makes_the_lagrangian_concave_and_never_costs_more_than_the_fixed_
         assert width2[i] @ theta[i] <= hi_s * plain * (1 + 1e-6) + 1e-6 * plain
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,k,eps", [(4, 5, 0.05), (5, 8, 0.02), (6, 8, 0.002)])
 def test_box_bounds_dominate_feasible_values(seed, k, eps):
     """No feasible posterior in a box has F_mu above the box's bound (SLSQP and sampling)."""
@@ -332,6 +334,7 @@ def test_oracle_never_beats_the_upper_bound_at_size_10(seed, order, eps):
     assert result.elapsed < 6 + 4  # a box round aims at one second
 
 
+@pytest.mark.slow
 def test_boxes_do_not_run_where_their_proof_does_not_apply():
     model = random_model(5, 10)
     assert global_optimum(model, 0.02, 1.5, rtol=1e-3, time_limit=2).boxes == 0  # alpha < 2
@@ -340,6 +343,7 @@ def test_boxes_do_not_run_where_their_proof_does_not_apply():
     assert global_optimum(random_model(5, 6), 0.02, 3, time_limit=2).boxes > 0
 
 
+@pytest.mark.slow
 def test_channel_polish_splits_outputs_and_stays_feasible():
     """The channel search (renyi.lift.optimum.candidates) from a 2-output mechanism: feasible, and no worse."""
     from renyi.lift.optimum.candidates import polish_channel
@@ -504,6 +508,7 @@ def _assert_covered(tree, bounds, model, mu, points):
     return f, by_box
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed,k", [(51, 6), (52, 8)])
 def test_boxes_and_the_parts_cut_off_cover_q_before_and_after_mu_moves(seed, k):
     """With a target, range reduction narrows the boxes; the parts cut off keep a bound, and

@@ -21,6 +21,7 @@ from scipy import stats
 # --- KDE back-ends against the direct kernel sum
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("law", ["normal", "laplace", "student3"])
 @pytest.mark.parametrize("h", [0.05, 0.4, 2.0])
 def test_exact_tail_kde_matches_direct_sum_in_the_tails(law, h):
@@ -49,6 +50,7 @@ def test_direct_kde_against_scipy_gaussian_kde():
     np.testing.assert_allclose(direct_kde(x, 0.3, pts), kde(pts), rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_binned_kde_matches_direct_sum_near_the_bulk():
     """Accurate relative to the maximum; the tails below are where the floor hides them."""
     rng = np.random.default_rng(4)

@@ -155,6 +155,7 @@ def test_parts_are_keyed_by_replicates(tmp_path):
     assert manifest["files"]["part1/section4.csv"]["parameters"]["replicates"] == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args,status",
     [
@@ -221,6 +222,7 @@ def test_dask_executor_with_local_cluster(tmp_path):
     assert (tmp_path / "d/part1/section4.csv").read_bytes() == (tmp_path / "s/part1/section4.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path):
     import signal
     import subprocess

@@ -63,6 +63,7 @@ def test_unequal_sizes_reduce_to_eq_18():
     assert res2.std_error == pytest.approx(math.sqrt(vp2 / 4000 + vq2 / 1000), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_bias_formula_against_monte_carlo_discrete():
     """Second-order bias estimate vs the Monte-Carlo bias of the plug-in on a small pmf."""
     p = np.array([0.5, 0.3, 0.15, 0.05])

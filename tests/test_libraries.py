@@ -64,3 +64,23 @@ def test_recomputed_slice_matches_the_shipped_data():
         same = [r["lower"] for r in shipped if r["order"] == row["order"]]
         se = np.mean([r["std_error"] for r in shipped if r["order"] == row["order"]])
         assert abs(row["lower"] - np.mean(same)) <= 5 * se
+
+
+def test_summarize_counts_refutations_per_replicate_and_averages_the_ratios():
+    """Hand-made rows: two replicates (one refuted), two orders; the means by hand."""
+    base = dict(config="c", library="lib", n=100, seconds_sampling=1.0, seconds_bound=3.0)
+    rows = [
+        dict(base, replicate=0, order=2.0, lower=0.2, claimed=1.0, truth=0.5, refuted=False),
+        dict(base, replicate=0, order=5.0, lower=0.6, claimed=2.0, truth=float("nan"), refuted=False),
+        dict(base, replicate=1, order=2.0, lower=0.4, claimed=1.0, truth=0.5, refuted=True),
+        dict(base, replicate=1, order=5.0, lower=1.0, claimed=2.0, truth=float("nan"), refuted=True),
+        dict(base, replicate=0, order=2.0, lower=9.0, claimed=1.0, truth=1.0, refuted=True, n=10),
+    ]
+    out = libraries.summarize(rows, 100)
+    assert list(out) == ["c"]
+    s = out["c"]
+    assert (s["library"], s["refuted"], s["runs"]) == ("lib", 1, 2)
+    assert s["lower/claim"] == pytest.approx({2.0: 0.3, 5.0: 0.4})
+    assert s["lower/truth"][2.0] == pytest.approx(0.6) and np.isnan(s["lower/truth"][5.0])
+    assert (s["sampling"], s["bound"]) == (1.0, 3.0)
+    assert libraries.summarize(rows, 1_000) == {}

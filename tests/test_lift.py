@@ -216,6 +216,7 @@ def test_outside_range_is_flagged_not_silent():
     assert not cert.admissible and any("r_Y*" in f for f in cert.failing)
 
 
+@pytest.mark.slow
 def test_global_optimum_time_limit_returns_a_feasible_mechanism_in_time():
     import time
 

@@ -63,6 +63,7 @@ def test_coincident_posteriors_are_merged():
     assert len(result.p_u) <= 3
 
 
+@pytest.mark.slow
 def test_near_twin_posteriors_are_merged_into_one_output():
     # The bench's bounded family at eps = 0.02: the LP once returned 8 outputs, three pairs of
     # them 1e-9 to 4e-9 apart (5 distinct posteriors; the pairs could not be pruned, as the
@@ -78,6 +79,7 @@ def test_near_twin_posteriors_are_merged_into_one_output():
     assert len(result.p_u) <= 5
 
 
+@pytest.mark.slow
 def test_time_limit_still_returns_a_valid_bracket():
     model = random_model(9, 10)
     result = global_optimum(model, 0.02, 3, time_limit=2.0)
@@ -122,6 +124,7 @@ def test_bad_options(kwargs, match):
         global_optimum(MEDICAL, 0.02, 3, **kwargs)
 
 
+@pytest.mark.slow
 def test_pricing_passes_running_out_keeps_columns_and_weights_together():
     """With one pricing pass the LP is re-solved on the columns it added (a bug at |Y| = 20 once)."""
     from renyi.lift.optimum import Heuristics, SearchSettings
@@ -149,6 +152,7 @@ def test_box_phase_runs_with_one_blas_thread(monkeypatch):
     assert seen and set(seen) == {1}
 
 
+@pytest.mark.slow
 def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch):
     """With a pool, the box phase's channel search goes to a worker, the boxes of the rounds
     meanwhile are bounded here alone, and the bracket stays valid (a thread pool stands in for

@@ -15,6 +15,7 @@ This package's namespace is the public face; the submodules hold the details.
 from .datafiles import ManifestError, read_rows
 from .definitions import (
     FIELDS,
+    QUICK,
     ROOT_SEED,
     SWEEPS,
     Task,
@@ -28,6 +29,7 @@ from .run import ShippedDataError, load_sweep, run_sweeps
 
 __all__ = [
     "SWEEPS",
+    "QUICK",
     "ROOT_SEED",
     "FIELDS",
     "Task",

@@ -20,6 +20,7 @@ from ..mechanisms import ADJACENT_PAIR, MECHANISMS, GaussianMechanism
 __all__ = [
     "ROOT_SEED",
     "SWEEPS",
+    "QUICK",
     "FIELDS",
     "Task",
     "tasks_for",
@@ -88,6 +89,17 @@ VERDICT = {
 
 #: Every sweep by name: the parameters that define it (recorded in the manifest).
 SWEEPS = {"section4": SECTION4, "tuning": TUNING, "orders": ORDERS, "floor_r": FLOOR_R, "verdict": VERDICT}
+
+#: The slice each sweep recomputes when a chapter asks for it (``load_sweep(name, recompute=True)``):
+#: a few sizes and replicates, minutes on a laptop.  Kept apart from :data:`SWEEPS`, whose entries
+#: are the parameters recorded in the manifest.
+QUICK = {
+    "section4": {"sizes": [1_000, 3_000, 10_000, 30_000], "replicates": 20},
+    "tuning": {"sizes": [10_000], "replicates": 10},
+    "orders": {"sizes": [100, 1_000], "replicates": 20},
+    "floor_r": {"sizes": [10_000], "replicates": 10},
+    "verdict": {"sizes": [1_000, 3_000], "replicates": 25},
+}
 
 
 #: The level of every shipped bound.

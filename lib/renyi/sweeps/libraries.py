@@ -35,7 +35,19 @@ from ..audit import claim_gaussian, claim_pure_dp, claim_zcdp, verdict
 from ..closed_forms import gaussian_renyi, laplace_renyi
 from .datafiles import ManifestError
 
-__all__ = ["Config", "CONFIGS", "ROOT_SEED", "ORDERS", "ALPHA", "configs", "run_one", "run", "load", "main"]
+__all__ = [
+    "Config",
+    "CONFIGS",
+    "ROOT_SEED",
+    "ORDERS",
+    "ALPHA",
+    "configs",
+    "run_one",
+    "run",
+    "load",
+    "summarize",
+    "main",
+]
 
 ROOT_SEED = 0x5EED_2026_1201_0015
 ORDERS = (2.0, 5.0, 7.0)
@@ -485,6 +497,46 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def summarize(rows, n: int) -> dict:
+    """Per configuration at ``n`` outputs per side: refutations and mean bound ratios.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of :func:`load` (one per configuration, n, replicate and order).
+    n : int
+        The sample size to summarise.
+
+    Returns
+    -------
+    dict
+        Keyed by configuration name, in the order of ``rows``: ``library``; ``refuted`` and
+        ``runs`` (replicates whose claim was refuted, and all replicates); ``lower/claim`` and
+        ``lower/truth``, each a dict order -> the mean of the bound divided by the claimed
+        curve and by the exact divergence (NaN where no closed form is known); and the mean
+        seconds of ``sampling`` and of the ``bound``.
+    """
+    out = {}
+    for name in dict.fromkeys(r["config"] for r in rows):
+        sel = [r for r in rows if r["config"] == name and r["n"] == n]
+        if not sel:
+            continue
+        reps = {r["replicate"]: r["refuted"] for r in sel}
+        by_order = {}
+        for r in sel:
+            by_order.setdefault(r["order"], []).append(r)
+        out[name] = {
+            "library": sel[0]["library"],
+            "refuted": sum(reps.values()),
+            "runs": len(reps),
+            "lower/claim": {o: float(np.mean([r["lower"] / r["claimed"] for r in v])) for o, v in by_order.items()},
+            "lower/truth": {o: float(np.mean([r["lower"] / r["truth"] for r in v])) for o, v in by_order.items()},
+            "sampling": float(np.mean([r["seconds_sampling"] for r in sel])),
+            "bound": float(np.mean([r["seconds_bound"] for r in sel])),
+        }
+    return out
 
 
 @fill(cli_main=CLI_MAIN)

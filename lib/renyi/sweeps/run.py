@@ -75,7 +75,7 @@ from .datafiles import (
     versions,
     write_rows,
 )
-from .definitions import FIELDS, ROOT_SEED, SWEEPS, Task, run_task, tasks_for
+from .definitions import FIELDS, QUICK, ROOT_SEED, SWEEPS, Task, run_task, tasks_for
 
 __all__ = ["run_sweeps", "load_sweep", "ShippedDataError", "main"]
 
@@ -88,8 +88,8 @@ def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, 
     name : str
         A key of ``SWEEPS`` (``"section4"``, ``"tuning"``, ``"orders"``, ``"floor_r"``).
     recompute : bool, default False
-        Recompute instead of reading ``data/part1/{name}.csv``; ``restrict``
-        (``sizes``, ``mechanisms``, ``replicates``) keeps it small.
+        Recompute instead of reading ``data/part1/{name}.csv``: the slice ``restrict``, or
+        without it the quick slice :data:`~renyi.sweeps.definitions.QUICK` ``[name]``.
     data : path, optional
         The data folder; default: ``data/`` of the repository.
     **restrict
@@ -107,7 +107,7 @@ def load_sweep(name: str, *, recompute: bool = False, data: Path | None = None, 
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        run_sweeps(Path(tmp), (name,), progress=False, **restrict)
+        run_sweeps(Path(tmp), (name,), progress=False, **(restrict or QUICK[name]))
         return read_rows(Path(tmp) / "part1" / f"{name}.csv")
 
 
