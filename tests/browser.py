@@ -198,7 +198,8 @@ CHECKS_JS = r"""
   // The page's own content: the article column, not the sidebars and the header's logos.
   const main = document.querySelector("article.bd-article") || document.querySelector("main")
       || document.body;
-  const report = {rawMath: [], overflow: [], images: [], mathCount: 0, imageScale: [], mathErrors: []};
+  const report = {rawMath: [], overflow: [], images: [], mathCount: 0, imageScale: [], mathErrors: [],
+                  layoutWidth: window.innerWidth, deviceWidth: screen.width};
   // 1. Raw TeX left in text: $...$, \( \), \[ \] outside code, scripts and typeset math.
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
     acceptNode(n) {

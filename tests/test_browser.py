@@ -63,6 +63,9 @@ def _problems(report: dict, *, phone: bool = False) -> list[str]:
         for o in report["overflow"]
     ]
     out += [f"image without caption or alt text: {src[:80]}" for src in report["images"]]
+    if phone and report["layoutWidth"] > report["deviceWidth"] + 2:
+        # some element is wider than the phone: the page is laid out wider and shown zoomed out
+        out.append(f"page laid out {report['layoutWidth']} px wide on a {report['deviceWidth']} px phone")
     if not phone:  # a phone's column is narrower than the figures: the theme scales them down
         out += [f"image shown at {s:.0%} of its size" for s in report["imageScale"] if s < MIN_IMAGE_SCALE]
     out += [f"console error: {e}" for e in report["console"]]
@@ -107,3 +110,26 @@ def test_the_checks_can_fail(browser, tmp_path):
     assert any(p.startswith("raw TeX") for p in problems), problems
     assert any(p.startswith("MathJax error") and "split" in p for p in problems), problems
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_a_page_wider_than_the_phone_is_reported(browser):
+    """An unbreakable word wider than a 412-px phone widens the page's layout: reported."""
+    page = HTML / "book" / "common-ground.html"
+    html = page.read_text(encoding="utf-8")
+    word = '<p><span style="white-space: nowrap">' + "renyi.lift.optimum." * 12 + "</span></p>"
+    html = re.sub(r"(<article[^>]*>)", r"\1" + word, html, count=1)
+    copy = page.with_name("_browser_selftest_wide.html")
+    browser.command(
+        "Emulation.setDeviceMetricsOverride",
+        session=browser.session,
+        width=412,
+        height=900,
+        deviceScaleFactor=1,
+        mobile=True,
+    )
+    try:
+        copy.write_text(html, encoding="utf-8")
+        problems = _problems(check_page(browser, copy), phone=True)
+    finally:
+        copy.unlink(missing_ok=True)
+    assert any(p.startswith("page laid out") for p in problems), problems

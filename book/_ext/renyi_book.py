@@ -13,6 +13,9 @@
 
 * myst-nb's execution table (the reproducibility page) marks a chapter with emoji, which
   many machines have no font for; they are written as words.
+* A reference to a package's public face (``renyi.audit.rdp_lower_bound``), or to a
+  name a module imports (``Mechanism.target`` in ``renyi.mechanisms.catalogue``),
+  resolves to the one place the API page documents the object: its defining module.
 
 ``tests/test_browser.py`` checks in Chromium that the console of every page stays clean.
 """
@@ -53,10 +56,45 @@ def _marks_as_words(app, doctree, docname):
             text.parent.replace(text, nodes.Text(words))
 
 
+def _defining_module(app, env, node, contnode):
+    """Resolve a reference that names an object by its package face or an import."""
+    if node.get("refdomain") != "py" or node.get("reftype") == "mod":
+        return None
+    target = node["reftarget"].lstrip("~.")
+    module = node.get("py:module") or ""
+    objects = env.get_domain("py").objects
+    prefixes = []
+    if target.startswith("renyi."):
+        parts = target.split(".")
+        for cut in range(len(parts) - 1, 0, -1):  # the longest package prefix first
+            prefixes.append((".".join(parts[:cut]), ".".join(parts[cut:])))
+    elif module:
+        parts = module.split(".")
+        prefixes = [(".".join(parts[:cut]), target) for cut in range(len(parts), 1, -1)]
+    domain = env.get_domain("py")
+    for prefix, tail in prefixes:
+        # at most one module level between the prefix and the name (its defining module)
+        depth = prefix.count(".") + tail.count(".") + 2
+        matches = [
+            name
+            for name in objects
+            if name.startswith(prefix + ".")
+            and name.endswith("." + tail)
+            and name.count(".") <= depth
+        ]
+        if len(matches) == 1:
+            kind, doc = node["reftype"], node["refdoc"]
+            return domain.resolve_xref(
+                env, doc, app.builder, kind, matches[0], node, contnode
+            )
+    return None
+
+
 def setup(app):
     # After the themes' own html-page-context handlers (default priority 500).
     app.connect("html-page-context", _tidy_page, priority=900)
     app.connect("doctree-resolved", _marks_as_words)
+    app.connect("missing-reference", _defining_module)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
 

@@ -13,7 +13,19 @@ import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["STYLE", "PALETTE", "use_style", "figure", "save", "ternary", "simplex_axes"]
+__all__ = [
+    "STYLE",
+    "PALETTE",
+    "use_style",
+    "figure",
+    "save",
+    "ternary",
+    "simplex_axes",
+    "annotated_map",
+    "ticks_across",
+    "simplex_inset",
+    "theorem1_band",
+]
 
 #: Colour-blind-safe palette (Okabe–Ito), in the order curves are drawn.
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
@@ -128,3 +140,133 @@ def simplex_axes(ax, labels=("1", "2", "3")) -> None:
         ax.text(cx + dx, cy + dy, text, ha="center", va="center")
     ax.set_aspect("equal")
     ax.axis("off")
+
+
+def annotated_map(ax, values, flagged, xticks, yticks, *, vmax=1.2, flag="*", dark_below=0.7):
+    """A colour map of ``values`` with each cell's number written in it.
+
+    Cells where ``flagged`` is true get ``flag`` after their number, in bold (the tuning
+    chapter flags cells whose coverage falls below 0.90).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    values, flagged : ndarray, shape (rows, columns)
+        The numbers (clipped to ``[0, vmax]`` for the colour) and which cells to flag.
+    xticks, yticks : sequence of float
+        Labels of the columns and the rows.
+    vmax : float, default 1.2
+        Top of the colour scale.
+    flag : str, default "*"
+        Mark of a flagged cell.
+    dark_below : float, default 0.7
+        Numbers on cells below this are written in white (the map is dark there).
+
+    Returns
+    -------
+    matplotlib.image.AxesImage
+        For a colour bar.
+    """
+    image = ax.imshow(np.clip(values, 0, vmax), origin="lower", cmap="viridis", vmin=0, vmax=vmax, aspect="auto")
+    for i in range(values.shape[0]):
+        for j in range(values.shape[1]):
+            ax.text(
+                j,
+                i,
+                f"{values[i, j]:.2f}" + (flag if flagged[i, j] else ""),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if values[i, j] < dark_below else "black",
+                fontweight="bold" if flagged[i, j] else "normal",
+            )
+    ax.grid(False)
+    ax.set_xticks(range(len(xticks)), [f"{v:g}" for v in xticks])
+    ax.set_yticks(range(len(yticks)), [f"{v:g}" for v in yticks])
+    return image
+
+
+def ticks_across(ax, centre, direction, radii, labels, *, length, shrink=0.06):
+    """Mark ``centre ± r * direction`` on a simplex plot with a short tick across the direction.
+
+    Radii a few per cent apart would hide each other as markers; ticks of decreasing length
+    and their own colour stay apart.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Axes of :func:`simplex_axes`.
+    centre, direction : ndarray, shape (3,)
+        A pmf and a direction in the simplex's plane.
+    radii : sequence of float
+        One tick pair per radius, in colours ``PALETTE[0]``, ``PALETTE[1]``, ...
+    labels : sequence of str
+        Legend entries, one per radius.
+    length : float
+        Half-length of the first tick as a share of the distance from ``centre`` to the
+        point at ``radii[-1]``; each further tick is ``shrink`` shorter.
+    shrink : float, default 0.06
+
+    Returns
+    -------
+    None
+    """
+    end = np.array(ternary(centre + radii[-1] * direction))
+    start = np.array(ternary(centre))
+    across = np.array([-(end - start)[1], (end - start)[0]]) / np.linalg.norm(end - start)
+    for k, (radius, label) in enumerate(zip(radii, labels)):
+        half = (length - shrink * k) * np.linalg.norm(end - start) * across
+        for sign in (1, -1):
+            at = np.array(ternary(centre + sign * radius * direction))
+            tick = np.stack([at - half, at + half], axis=1)
+            _ = ax.plot(*tick, color=PALETTE[k], lw=2, label=label if sign > 0 else None)
+
+
+def simplex_inset(ax, point, box, *, where=(0.02, 0.72, 0.26, 0.26)):
+    """An inset with the whole simplex, ``point`` starred and the zoomed view ``box`` framed.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The zoomed simplex plot.
+    point : ndarray, shape (3,)
+        A pmf to mark (e.g. :math:`P_Y`).
+    box : tuple of float
+        ``(x0, x1, y0, y1)``, the zoomed view's limits.
+    where : tuple of float
+        The inset's position in axes coordinates.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The inset.
+    """
+    whole = ax.inset_axes(list(where))
+    simplex_axes(whole, labels=None)
+    _ = whole.plot(*ternary(point), "k*", ms=5)
+    _ = whole.add_patch(plt.Rectangle(box[::2], box[1] - box[0], box[3] - box[2], fill=False, color="C3", lw=1))
+    return whole
+
+
+def theorem1_band(ax, budgets, certificates):
+    r"""Shade Theorem 1's band :math:`[V_-, V_+]` over the budgets where it holds.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    budgets : ndarray
+        The budgets :math:`\epsilon` of ``certificates`` (those within :math:`\epsilon_{\max}`).
+    certificates : sequence of Certificate
+        :func:`renyi.lift.certificate` at those budgets.
+
+    Returns
+    -------
+    None
+    """
+    ax.fill_between(
+        budgets,
+        [c.V_minus for c in certificates],
+        [c.V_plus for c in certificates],
+        color="0.85",
+        label=r"Theorem 1: $[V_-, V_+]$",
+    )

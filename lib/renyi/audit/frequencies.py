@@ -27,12 +27,6 @@ class DiscreteEstimate:
         Relative frequencies (eq. 9 of Kutta et al.); each sums to 1.
     outcomes : ndarray
         The outcome of each cell (values, or rows for vector outputs).
-    dx : float
-        1: every cell has unit weight, so ``sum(p) * dx == 1`` as for a
-        :class:`~renyi.audit.density.GridEstimate`, and the integrals of the delta method
-        are the same code for both.
-    size : int
-        The number of cells.
     """
 
     p: np.ndarray
@@ -41,12 +35,16 @@ class DiscreteEstimate:
 
     @property
     def dx(self) -> float:
-        """The counting measure's cell size: 1 (sums, not integrals)."""
+        """1: every cell has unit weight.
+
+        So ``sum(p) * dx == 1`` as for a :class:`~renyi.audit.density.GridEstimate`, and the
+        integrals of the delta method are the same code for both.
+        """
         return 1.0
 
     @property
     def size(self) -> int:
-        """Number of outcomes in the union of both supports."""
+        """The number of cells (outcomes in the union of both supports)."""
         return int(self.p.size)
 
 

@@ -15,9 +15,9 @@ import numpy as np
 from .._docs import fill
 from .._validation import as_generator, as_rdp_order, as_real_array
 
-__all__ = ["ADJACENT_PAIR", "MAX_TARGET_ORDER", "Mechanism", "SAMPLE_DOC", "TARGET_DOC"]
+__all__ = ["ADJACENT_PAIR", "MAX_TARGET_ORDER", "Mechanism"]
 
-#: The contract of ``Mechanism.sample``, shared by every implementation (:func:`~renyi._docs.fill`).
+#: The contract of ``Mechanism.sample``, shared by every implementation (``renyi._docs.fill``).
 SAMPLE_DOC = r"""
 Parameters
 ----------
@@ -112,8 +112,6 @@ class Mechanism:
         The key of :data:`~renyi.mechanisms.MECHANISMS`.
     discrete : bool
         Whether outputs are discrete (relative frequencies) or real (KDE).
-    params : dict
-        The constructor parameters.
     """
 
     name: ClassVar[str] = ""

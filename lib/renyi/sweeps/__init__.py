@@ -1,8 +1,8 @@
 r"""The Part I simulation sweeps: definitions, the seeded runner, the shipped data and third-party audits.
 
 * :mod:`~renyi.sweeps.definitions`: the sweeps (:data:`SWEEPS`), their tasks and the rows
-  one task computes, and the summaries the chapters read (:func:`summarize`,
-  :func:`refutation_rates`);
+  one task computes, and the summaries the chapters read (:func:`~renyi.sweeps.definitions.summarize`,
+  :func:`~renyi.sweeps.definitions.refutation_rates`);
 * :mod:`~renyi.sweeps.run`: the seeded, resumable runner behind ``python -m renyi.sweeps``
   and ``make data``, and :func:`load_sweep`, which the chapters call;
 * :mod:`~renyi.sweeps.datafiles`: bit-exact CSV, atomic writes and the manifest;

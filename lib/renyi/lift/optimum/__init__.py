@@ -128,12 +128,12 @@ def global_optimum(
     bound :math:`U(\mu)` of the module docstring, evaluated by two branch and
     bounds:
 
-    * the **conical** one (:mod:`renyi.lift.cones`), which bounds a convex
+    * the **conical** one (:mod:`renyi.lift.optimum.cones`), which bounds a convex
       function on a simplex by its vertices; it closes the gap at
       :math:`|\mathcal Y|\le5` but needs exponentially many cones beyond;
     * from :math:`|\mathcal Y|\ge6` (with :math:`\alpha\ge2`, invertible
       :math:`A`, :math:`\epsilon>0`), after one round of the cones, the
-      **box** one (:mod:`renyi.lift.boxes`), which majorises :math:`F_\mu` on each
+      **box** one (:mod:`renyi.lift.optimum.boxes`), which majorises :math:`F_\mu` on each
       box by a concave Lagrangian (:math:`\lambda(e^{\alpha\epsilon}-\Phi_\alpha)` plus a
       cover that makes it concave) and certifies its maximum by a supergradient.  Its
       :math:`\mu` is not the LP's dual but the multiplier at which :math:`F_\mu` is

@@ -75,14 +75,14 @@ class Margins:
 
 @dataclass(frozen=True)
 class Heuristics:
-    """Speed controls: any value gives a valid bracket, only the time to a gap changes.
+    r"""Speed controls: any value gives a valid bracket, only the time to a gap changes.
 
     Attributes
     ----------
     box_min_size : int, default 6
-        From this |Y| on (with α ≥ 2, ε > 0 and a square invertible A) the box branch and
-        bound follows one round of the cones, whose count grows exponentially in |Y|
-        (``lift_cones_alone``: the |Y| = 6 and 7 cases with the cones alone).
+        From this :math:`|\mathcal Y|` on (with α ≥ 2, ε > 0 and a square invertible A) the box branch and
+        bound follows one round of the cones, whose count grows exponentially in :math:`|\mathcal Y|`
+        (``lift_cones_alone``: the :math:`|\mathcal Y|` = 6 and 7 cases with the cones alone).
     cone_target, box_target : float, default 0.5, 0.9
         Cones (boxes) bounded below ``value * (1 + target * rtol)`` are not split; a target
         nearer 1 splits fewer (``random |Y|=10`` at ``eps_max / 2``).
@@ -122,8 +122,9 @@ class Heuristics:
         Every this many box rounds, local searches (SLSQP) price posteriors from the worst
         boxes: how often, from how many starts, with how many iterations.
     channel_polish_max_size, channel_polish_starts : int, default 12, 2
-        Up to this |Y| the box phase runs local searches over the channel itself (an SLSQP over
-        |Y|² variables, whose cost grows about as |Y|⁶), first from this many starts.
+        Up to this :math:`|\mathcal Y|` the box phase runs local searches over the channel itself (an SLSQP over
+        :math:`|\mathcal Y|^2` variables, whose cost grows about as :math:`|\mathcal Y|^6`), first from
+        this many starts.
     channel_polish_iter : int, default 300
         Iterations of one channel search.
     channel_tilt : float, default 0.02
@@ -168,7 +169,7 @@ class Heuristics:
     cover_growth, cover_start_margin : float, default 4.0, 0.1
         Growth of the barrier parameter per stage, and the enlargement of its start.
     cover_cost_floor_per_output : float, default 0.01
-        Floor of a coordinate's cover cost as a share of its squared width per output |Y|
+        Floor of a coordinate's cover cost as a share of its squared width per output :math:`|\mathcal Y|`
         (``random |Y|=10`` and ``random |Y|=20`` at ``eps = 0.02``).
     rival_apart : float, default 1e-3
         Split between rival maximisers when they are this far apart, relative to the widest

@@ -2,7 +2,7 @@ r"""The box branch and bound of :func:`~renyi.lift.optimum.global_optimum`, for 
 
 Weak duality bounds :math:`V_{\chi^2}` by :math:`U(\mu)=\max_{q\in\mathcal Q^{\rm ex}_\epsilon}F_\mu(q)`
 with the convex :math:`F_\mu(q)=g(q)-\mu^{\mathsf T}(q-P_Y)`.  The conical branch and bound
-(:mod:`renyi.lift.cones`) bounds it by vertex enumeration, which needs exponentially many
+(:mod:`renyi.lift.optimum.cones`) bounds it by vertex enumeration, which needs exponentially many
 cones as :math:`|\mathcal Y|` grows.  Here the posteriors are split into boxes
 :math:`\ell\le q\le u` on the plane :math:`\mathbf 1^{\mathsf T}q=1`, and on each box
 :math:`F_\mu` is majorised on :math:`\mathcal Q^{\rm ex}_\epsilon` by a **concave** function
