@@ -160,7 +160,7 @@ def test_feasible_is_relative_to_the_budget():
 def test_an_inconsistent_bracket_is_reported_not_hidden(monkeypatch):
     from renyi.lift import optimum
 
-    monkeypatch.setattr(optimum, "best_upper_bound", lambda *args: (1e-6, "a wrong bound"))
+    monkeypatch.setattr(optimum, "best_upper_bound", lambda *args: (1e-6, "a wrong bound", ("a wrong bound",)))
     with pytest.warns(RuntimeWarning, match="inconsistent and not certified"):
         result = global_optimum(MEDICAL, 0.02, 3)
     assert result.upper_bound == 1e-6 and result.gap < 0 and not result.certified

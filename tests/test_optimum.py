@@ -324,3 +324,30 @@ def test_a_mechanism_built_from_inexact_weights_is_repaired_to_exactly_feasible(
         assert naive_lifts.max() > math.exp(eps) * (1 + 1e-10), name  # the case is a real one
         assert fixed.feasible and np.all(lifts <= math.exp(eps) * (1 + 1e-10)), name
         assert fixed.utility >= best.utility * (1 - 1e-5), name
+
+
+@pytest.mark.slow
+def test_the_fast_path_is_chosen_by_the_matrix_not_the_class():
+    """The same square invertible A at |Y| = 8, held by either class: the same bounds run
+    (boxes, Theorem 1, the D_2 relaxation) and the brackets are both certified and overlap."""
+    from renyi.lift import GeneralLeakageModel, LeakageModel
+
+    rng = np.random.default_rng(7)
+    k = 8
+    a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
+    p_y = rng.dirichlet(np.ones(k))
+    general = global_optimum(GeneralLeakageModel(p_y, a), 0.01, 3, rtol=1e-6, time_limit=60)
+    square = global_optimum(LeakageModel.from_leakage(a, p_y=p_y), 0.01, 3, rtol=1e-6, time_limit=60)
+    assert general.bounds_run == square.bounds_run
+    assert {"box branch-and-bound", "theorem 1", "D2 relaxation"} <= set(general.bounds_run)
+    assert general.boxes > 0 and square.boxes > 0
+    assert general.certified and square.certified
+    assert general.lower_bound <= square.upper_bound and square.lower_bound <= general.upper_bound
+
+
+def test_a_non_square_matrix_runs_the_cones_and_says_so():
+    a34 = np.array([[0.7, 0.2, 0.1, 0.3], [0.2, 0.6, 0.2, 0.3], [0.1, 0.2, 0.7, 0.4]])
+    from renyi.lift import GeneralLeakageModel
+
+    result = global_optimum(GeneralLeakageModel([0.2, 0.3, 0.3, 0.2], a34), 0.05, 2)
+    assert result.bounds_run == ("branch-and-bound", "|Y| - 1") and result.boxes == 0

@@ -20,6 +20,10 @@ _STOCHASTIC_TOL = 1e-12
 NO_INFORMATIVE_DIRECTION = 1e-12
 #: Singular values within this (relative) of sigma_max span the dominant space (ties).
 SINGULAR_TIE = 1e-10
+#: A square leakage matrix counts as invertible while its condition number stays below this:
+#: then A^{-1} P_X carries at most about 1e12 ulp of error (1e-4 relative), and Theorem 1,
+#: the D_2 relaxation and the box branch and bound apply.  Above it a model is singular.
+MAX_CONDITION = 1e12
 
 
 def _check_leakage_matrix(p_x_given_y) -> np.ndarray:
@@ -178,7 +182,7 @@ class LeakageModel(GeneralLeakageModel):
             )
         if a.shape[0] != p_x.size:
             raise ValueError(f"p_x has {p_x.size} entries but p_x_given_y is {a.shape[0]}x{a.shape[1]}")
-        if np.linalg.cond(a) > 1e12:
+        if np.linalg.cond(a) > MAX_CONDITION:
             raise ValueError(
                 "p_x_given_y is singular (or nearly so); P_Y = A^{-1} P_X is undefined. "
                 "Use GeneralLeakageModel(p_y, p_x_given_y) with global_optimum and "
@@ -192,6 +196,37 @@ class LeakageModel(GeneralLeakageModel):
             )
         self.p_x, self.p_x_given_y, self.p_y = p_x, a, p_y / p_y.sum()
         self._lemma2()
+
+    @classmethod
+    def of(cls, model):
+        """``model`` as a :class:`LeakageModel` if its matrix is square and invertible, else None.
+
+        The fast paths of :func:`~renyi.lift.optimum.global_optimum` (Theorem 1's bound, the
+        :math:`D_2` relaxation, the box branch and bound) depend on the matrix, not on the
+        class that holds it: a :class:`GeneralLeakageModel` with a square :math:`A` of
+        condition number below :data:`MAX_CONDITION` gets them too.  Its :math:`P_Y` is kept
+        as given (not recomputed as :math:`A^{-1}P_X`).
+
+        Parameters
+        ----------
+        model : GeneralLeakageModel
+
+        Returns
+        -------
+        LeakageModel or None
+        """
+        if isinstance(model, LeakageModel):
+            return model
+        a = model.A
+        if a.shape[0] != a.shape[1] or np.linalg.cond(a) > MAX_CONDITION:
+            return None
+        view = cls.__new__(cls)
+        view.p_x, view.p_x_given_y, view.p_y = model.p_x, a, model.p_y
+        try:
+            view._lemma2()
+        except ValueError:  # sigma_max only along sqrt(P_X): no informative direction
+            return None
+        return view
 
     def _lemma2(self):
         a_inv = np.linalg.inv(self.A)

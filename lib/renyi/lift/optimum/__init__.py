@@ -131,7 +131,7 @@ def global_optimum(
     * the **conical** one (:mod:`renyi.lift.optimum.cones`), which bounds a convex
       function on a simplex by its vertices; it closes the gap at
       :math:`|\mathcal Y|\le5` but needs exponentially many cones beyond;
-    * from :math:`|\mathcal Y|\ge6` (with :math:`\alpha\ge2`, invertible
+    * from :math:`|\mathcal Y|\ge6` (with :math:`\alpha\ge2`, a square invertible
       :math:`A`, :math:`\epsilon>0`), after one round of the cones, the
       **box** one (:mod:`renyi.lift.optimum.boxes`), which majorises :math:`F_\mu` on each
       box by a concave Lagrangian (:math:`\lambda(e^{\alpha\epsilon}-\Phi_\alpha)` plus a
@@ -170,7 +170,7 @@ def global_optimum(
     geo = Geometry(model, eps, alpha, settings)
     if geo.k == 0:  # invertible A at eps = 0: only the trivial mechanism is private
         mech = build_mechanism(model, np.array([1.0]), model.p_y[:, None], eps, alpha)
-        return certified(mech, 0.0, "exact", rtol, started, (0, 0))
+        return certified(mech, 0.0, "exact", rtol, started, (0, 0), ("exact",))
 
     use_boxes = boxes_apply(model, geo)
     # Where the boxes run, the cones only set up the first LP (one round: their bound at
@@ -195,18 +195,20 @@ def global_optimum(
     q, w = merge_outputs(columns[:, support], weights[support], model.p_y, merge * value)
     q, w = prune_outputs(model, geo, q, w, tolerance=merge)
     mech = feasible_mechanism(model, w, q, eps, alpha, settings)
-    upper, source = best_upper_bound(model, eps, alpha, computed, settings)
-    return certified(mech, upper, source, rtol, started, (len(tree.cones), n_boxes))
+    upper, source, ran = best_upper_bound(model, eps, alpha, computed, settings)
+    return certified(mech, upper, source, rtol, started, (len(tree.cones), n_boxes), ran)
 
 
 def boxes_apply(model, geo):
-    """Whether the box branch and bound runs: large |Y|, eps > 0, alpha >= 2 and an invertible A.
+    """Whether the box branch and bound runs: large |Y|, eps > 0, alpha >= 2 and a square invertible A.
+
+    The matrix decides, not the class that holds it (``LeakageModel.of``).
 
     Its root box is the D_2 ellipsoid's shadow, which needs D_2 <= D_alpha (alpha >= 2) and
     a non-degenerate ellipsoid; its concavity cover needs Phi's Hessian to grow with A q.
     """
     return (
-        isinstance(model, LeakageModel)
+        LeakageModel.of(model) is not None
         and geo.eps > 0
         and geo.alpha >= 2
         and model.p_y.size >= geo.settings.heuristics.box_min_size

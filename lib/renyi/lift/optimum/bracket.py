@@ -50,6 +50,11 @@ class CertifiedOptimum(LiftMechanism):
         Cones in the final partition of the conical branch and bound.
     boxes : int
         Boxes in the final partition of the box branch and bound (0 when it did not run).
+    bounds_run : tuple of str
+        Every upper bound that was computed, by the names of ``upper_bound_source``: which
+        run depends on the matrix (a square invertible :math:`A` gets the box branch and
+        bound, Theorem 1 and the :math:`D_2` relaxation, whichever class holds it), on
+        :math:`\alpha\ge2` and :math:`\epsilon>0`.
     """
 
     lower_bound: float = 0.0
@@ -60,6 +65,7 @@ class CertifiedOptimum(LiftMechanism):
     elapsed: float = 0.0
     cones: int = 0
     boxes: int = 0
+    bounds_run: tuple = ()
 
 
 def closed_form_upper_bounds(model, eps, alpha):
@@ -71,9 +77,13 @@ def closed_form_upper_bounds(model, eps, alpha):
       <= e^{alpha eps/(alpha-1)} - 1 for every output, and chi^2(P_{Y|U=u} || P_Y) =
       ||W Z_u||^2 <= sigma_max^2 ||Z_u||^2 (invertible A);
     * ``"|Y| - 1"``: chi^2(Y; U) <= min(|Y|, |U|) - 1 always.
+
+    The first two need a square invertible A, whichever class holds it (``LeakageModel.of``).
     """
     bounds = [(float(model.p_y.size - 1), "|Y| - 1")]
-    if isinstance(model, LeakageModel) and alpha >= 2 and eps > 0:
+    invertible = LeakageModel.of(model)
+    if invertible is not None and alpha >= 2 and eps > 0:
+        model = invertible
         bounds.append((model.sigma_max**2 * math.expm1(alpha * eps / (alpha - 1)), "D2 relaxation"))
         cert = certificate(model, eps, alpha)
         if cert.delta_bar < 1 and cert.rho < 1 and math.isfinite(cert.V_plus):
@@ -82,17 +92,19 @@ def closed_form_upper_bounds(model, eps, alpha):
 
 
 def best_upper_bound(model, eps, alpha, computed, settings):
-    """The smallest valid upper bound, with its name: a branch and bound's or a closed form."""
-    upper, source = math.inf, ""
+    """The smallest valid upper bound, its name, and the names of every bound that ran."""
+    upper, source, ran = math.inf, "", []
     for bound, name in computed:
+        ran.append(name)
         if bound * (1 + settings.margins.upper_bound) + TINY < upper:
             upper, source = bound * (1 + settings.margins.upper_bound) + TINY, name
     for bound, name in closed_form_upper_bounds(model, eps, alpha):
+        ran.append(name)
         # The closed forms are evaluated in floats too (sigma_max by an SVD).
         bound = bound * (1 + settings.margins.upper_bound) + TINY
         if bound < upper:
             upper, source = bound, name
-    return upper, source
+    return upper, source, tuple(ran)
 
 
 def feasible_mechanism(model, w, q, eps, alpha, settings):
@@ -136,7 +148,8 @@ def within_budget(model, mech, eps, alpha):
     raise RuntimeError(f"could not bring the mechanism within the budget (it used {use:.17g} of it)")
 
 
-def certified(mech, upper, source, rtol, started, pieces):
+def certified(mech, upper, source, rtol, started, pieces, bounds_run=()):
+    """The :class:`CertifiedOptimum` of ``mech`` and the upper bound ``upper`` (warned if below it)."""
     lower = mech.utility
     gap = (upper - lower) / upper if upper > 0 else 0.0
     if upper < lower:
@@ -159,4 +172,5 @@ def certified(mech, upper, source, rtol, started, pieces):
         elapsed=time.perf_counter() - started,
         cones=cones,
         boxes=boxes,
+        bounds_run=tuple(bounds_run),
     )
