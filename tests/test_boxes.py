@@ -397,7 +397,7 @@ def test_chunked_bounds_equal_one_piece():
             for tree in trees:
                 tree.split(np.arange(bounds[0].size))
     assert len(submitted) >= 3 and min(submitted) >= 8  # rounds went out in two and three chunks
-    for name in ("lo", "hi", "lam", "theta", "best_point", "rival", "cached"):
+    for name in ("lo", "hi", "multiplier", "theta", "best_point", "rival", "cached"):
         np.testing.assert_allclose(getattr(trees[0], name), getattr(trees[1], name), rtol=1e-8, atol=1e-12)
 
 

@@ -48,13 +48,13 @@ def gaussian_renyi(mu_p, sigma_p, mu_q, sigma_q, order) -> float:
     ----------
     :cite:t:`gil2013renyi`.
     """
-    lam = as_order(order, "order")
+    order = as_order(order, "order")
     mp, mq = as_real_scalar(mu_p, "mu_p"), as_real_scalar(mu_q, "mu_q")
     sp, sq = as_positive_scalar(sigma_p, "sigma_p"), as_positive_scalar(sigma_q, "sigma_q")
     d2 = (mp - mq) ** 2
-    if lam == 1.0:
+    if order == 1.0:
         return math.log(sq / sp) + (sp**2 + d2) / (2 * sq**2) - 0.5
-    if math.isinf(lam):
+    if math.isinf(order):
         # log p/q is a quadratic in t; bounded above only if p has the lighter tail.
         if sp == sq:
             return 0.0 if d2 == 0 else math.inf
@@ -62,11 +62,11 @@ def gaussian_renyi(mu_p, sigma_p, mu_q, sigma_q, order) -> float:
             return math.inf
         t = (mq * sp**2 - mp * sq**2) / (sp**2 - sq**2)
         return math.log(sq / sp) + (t - mq) ** 2 / (2 * sq**2) - (t - mp) ** 2 / (2 * sp**2)
-    var_l = lam * sq**2 + (1 - lam) * sp**2
+    var_l = order * sq**2 + (1 - order) * sp**2
     if var_l <= 0:
         return math.inf
-    return lam * d2 / (2 * var_l) - (math.log(var_l) - (1 - lam) * 2 * math.log(sp) - lam * 2 * math.log(sq)) / (
-        2 * (lam - 1)
+    return order * d2 / (2 * var_l) - (math.log(var_l) - (1 - order) * 2 * math.log(sp) - order * 2 * math.log(sq)) / (
+        2 * (order - 1)
     )
 
 
@@ -104,28 +104,32 @@ def laplace_renyi(mu_p, mu_q, scale, order) -> float:
     ----------
     :cite:t:`mironov2017renyi`, Table II.
     """
-    lam = as_order(order, "order")
+    order = as_order(order, "order")
     d = abs(as_real_scalar(mu_p, "mu_p") - as_real_scalar(mu_q, "mu_q"))
     d /= as_positive_scalar(scale, "scale")
     if d == 0:
         return 0.0
-    if lam == 1.0:
+    if order == 1.0:
         return d + math.expm1(-d)
-    if math.isinf(lam):
+    if math.isinf(order):
         return d
-    if lam == 0.5:
+    if order == 0.5:
         log_int = -d / 2 + math.log1p(d / 2)
-    elif lam > 0.5:
+    elif order > 0.5:
         # dominant term first: log(l/(2l-1)) + (l-1)d + log1p(((l-1)/l) e^{-(2l-1)d})
         log_int = (
-            math.log(lam / (2 * lam - 1)) + (lam - 1) * d + math.log1p((lam - 1) / lam * math.exp(-(2 * lam - 1) * d))
+            math.log(order / (2 * order - 1))
+            + (order - 1) * d
+            + math.log1p((order - 1) / order * math.exp(-(2 * order - 1) * d))
         )
     else:
-        # 0 < lam < 1/2: both coefficients change sign; the e^{-lam d} term dominates.
+        # 0 < order < 1/2: both coefficients change sign; the e^{-order d} term dominates.
         log_int = (
-            math.log((1 - lam) / (1 - 2 * lam)) - lam * d + math.log1p(-lam / (1 - lam) * math.exp((2 * lam - 1) * d))
+            math.log((1 - order) / (1 - 2 * order))
+            - order * d
+            + math.log1p(-order / (1 - order) * math.exp((2 * order - 1) * d))
         )
-    return log_int / (lam - 1)
+    return log_int / (order - 1)
 
 
 def quadrature_renyi(logpdf_p, logpdf_q, order, *, kinks=(0.0,), span=400.0) -> float:

@@ -141,7 +141,7 @@ def renyi_divergence(p, q, order, dx=None, *, tol: float = 1e-6) -> float:
     >>> round(renyi_divergence([0.5, 0.5], [0.9, 0.1], 2), 6)
     1.021651
     """
-    lam = as_order(order, "order")
+    order = as_order(order, "order")
     if dx is not None:
         dx = as_positive_scalar(dx, "dx")
     tol = as_positive_scalar(tol, "tol")
@@ -151,10 +151,10 @@ def renyi_divergence(p, q, order, dx=None, *, tol: float = 1e-6) -> float:
         raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}")
 
     mismatch = _support_mismatch(p, q)
-    if lam >= 1 and np.any(mismatch):
+    if order >= 1 and np.any(mismatch):
         mass = float(p[mismatch].sum() * (1.0 if dx is None else dx))
         warnings.warn(
-            f"D_{lam:g}(p||q) = +inf: p puts mass {mass:.3g} where q = 0 "
+            f"D_{order:g}(p||q) = +inf: p puts mass {mass:.3g} where q = 0 "
             f"({int(mismatch.sum())} point(s)); the supports are not nested",
             InfiniteDivergenceWarning,
             stacklevel=2,
@@ -163,20 +163,20 @@ def renyi_divergence(p, q, order, dx=None, *, tol: float = 1e-6) -> float:
 
     log_p, log_q = _safe_log(p), _safe_log(q)
     on = p > 0
-    if lam == 1.0:
+    if order == 1.0:
         # KL: sum p log(p/q) over p > 0 (q > 0 there, checked above).
         val = float(np.sum(p[on] * (log_p[on] - log_q[on])) * (1.0 if dx is None else dx))
         return max(val, 0.0)
-    if math.isinf(lam):
+    if math.isinf(order):
         return max(float(np.max(log_p[on] - log_q[on])), 0.0)
 
     both = on & (q > 0)
     if not np.any(both):
         warnings.warn(
-            f"D_{lam:g}(p||q) = +inf: p and q have disjoint supports", InfiniteDivergenceWarning, stacklevel=2
+            f"D_{order:g}(p||q) = +inf: p and q have disjoint supports", InfiniteDivergenceWarning, stacklevel=2
         )
         return math.inf
-    if abs(lam - 1.0) < 0.5:
+    if abs(order - 1.0) < 0.5:
         # Near lambda = 1 the generic formula loses ~eps/|lambda-1| to cancellation.
         # Write sum p^l q^(1-l) = M + sum p*expm1((l-1) log(p/q)), M = mass of p on both.
         # Dividing by the total mass of p (Renyi's definition for incomplete
@@ -185,12 +185,12 @@ def renyi_divergence(p, q, order, dx=None, *, tol: float = 1e-6) -> float:
         pb = p[both]
         total = math.fsum(p.ravel() * w)
         excess = (
-            math.fsum(pb * w * np.expm1((lam - 1.0) * (log_p[both] - log_q[both]))) - math.fsum(p[on & ~both] * w)
+            math.fsum(pb * w * np.expm1((order - 1.0) * (log_p[both] - log_q[both]))) - math.fsum(p[on & ~both] * w)
         ) / total
-        val = math.log1p(excess) / (lam - 1.0) if excess > -1 else math.inf
+        val = math.log1p(excess) / (order - 1.0) if excess > -1 else math.inf
     else:
-        log_f = lam * log_p[both] + (1.0 - lam) * log_q[both]
-        val = log_integral(log_f, dx) / (lam - 1.0)
+        log_f = order * log_p[both] + (1.0 - order) * log_q[both]
+        val = log_integral(log_f, dx) / (order - 1.0)
     # Round-off can push an exact 0 (p == q) to -1e-17; D >= 0 always.
     return max(val, 0.0)
 

@@ -38,12 +38,12 @@ def naive_plugin(p_hat, q_hat, order, dx=1.0) -> float:
     -------
     float
     """
-    lam = as_rdp_order(order)
+    order = as_rdp_order(order)
     p, q = np.asarray(p_hat, float), np.asarray(q_hat, float)
     if np.any((p > 0) & (q <= 0)):
         return math.inf
     on = p > 0
-    return log_integral(lam * np.log(p[on]) + (1 - lam) * np.log(q[on]), dx) / (lam - 1)
+    return log_integral(order * np.log(p[on]) + (1 - order) * np.log(q[on]), dx) / (order - 1)
 
 
 def hard_floor_plugin(p_hat, q_hat, order, floor, dx=1.0) -> float:
@@ -84,7 +84,7 @@ def histogram_renyi(samples_p, samples_q, order, bins: int = 50, range_=None) ->
     -------
     float
     """
-    lam = as_rdp_order(order)
+    order = as_rdp_order(order)
     a = as_real_array(samples_p, "samples_p", ndim=1)
     b = as_real_array(samples_q, "samples_q", ndim=1)
     if range_ is None:
@@ -94,7 +94,7 @@ def histogram_renyi(samples_p, samples_q, order, bins: int = 50, range_=None) ->
     p, q = p / a.size, q / b.size
     if np.any((p > 0) & (q == 0)):
         return math.nan
-    return naive_plugin(p, q, lam)
+    return naive_plugin(p, q, order)
 
 
 def compare_estimators(
@@ -151,18 +151,18 @@ def compare_estimators(
 
     if not isinstance(mechanism, Mechanism) or mechanism.discrete:
         raise TypeError(f"mechanism must be a continuous Mechanism, got {mechanism!r}")
-    lam = as_rdp_order(order)
+    order = as_rdp_order(order)
     n, reps = as_int(n, "n", minimum=2), as_int(reps, "reps")
     rng = as_generator(rng)
     x, x_prime = ADJACENT_PAIR if databases is None else databases
     out = {name: np.empty(reps) for name in ESTIMATORS}
     for i in range(reps):
         a, c = mechanism.sample(x, n, rng), mechanism.sample(x_prime, n, rng)
-        bound = rdp_lower_bound(a, c, lam, direction="forward")
+        bound = rdp_lower_bound(a, c, order, direction="forward")
         grid = kde_on_grid(a, c, bound.bandwidth, tails="relative")
-        out["naive"][i] = naive_plugin(grid.p, grid.q, lam, grid.dx)
-        out["hard floor"][i] = hard_floor_plugin(grid.p, grid.q, lam, bound.floor, grid.dx)
-        out["histogram"][i] = histogram_renyi(a, c, lam, bins=bins)
+        out["naive"][i] = naive_plugin(grid.p, grid.q, order, grid.dx)
+        out["hard floor"][i] = hard_floor_plugin(grid.p, grid.q, order, bound.floor, grid.dx)
+        out["histogram"][i] = histogram_renyi(a, c, order, bins=bins)
         out["softmax estimate"][i] = bound.estimate
         out["lower bound"][i] = bound.lower
     return out

@@ -238,6 +238,23 @@ def test_claim(samples_p, samples_q, claimed, orders, *, alpha=0.05, **options) 
     Returns
     -------
     Verdict
+
+    References
+    ----------
+    :cite:t:`kutta2024lower`, eq. (16), with a Bonferroni split over orders and directions.
+
+    Examples
+    --------
+    A Gaussian mechanism claimed to be 0.001-DP is refuted from 20,000 outputs per side:
+
+    >>> import numpy as np
+    >>> from renyi.audit import claim_pure_dp, test_claim
+    >>> from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
+    >>> rng = np.random.default_rng(2)
+    >>> gauss, (x, x_prime) = MECHANISMS["gaussian"], ADJACENT_PAIR
+    >>> p, q = gauss.sample(x, 20_000, rng), gauss.sample(x_prime, 20_000, rng)
+    >>> test_claim(p, q, claim_pure_dp(0.001), [2, 5]).refuted
+    True
     """
     from .._validation import as_orders, as_probability
     from .pipeline import rdp_lower_bound
@@ -290,13 +307,13 @@ def claim_pure_dp(epsilon):
     eps = _positive(epsilon, "epsilon")
 
     def curve(order):
-        lam = as_order(order, "order", minimum=1.0)
-        if lam == math.inf:
+        order = as_order(order, "order", minimum=1.0)
+        if order == math.inf:
             return eps
-        # eps + [log1p(e^{-(2 lam - 1) eps}) - log1p(e^{-eps})] / (lam - 1): the same value with
+        # eps + [log1p(e^{-(2 order - 1) eps}) - log1p(e^{-eps})] / (order - 1): the same value with
         # every exponential <= 1, so no epsilon or order overflows.
-        correction = math.log1p(math.exp(-(2 * lam - 1) * eps)) - math.log1p(math.exp(-eps))
-        return float(eps + correction / (lam - 1))
+        correction = math.log1p(math.exp(-(2 * order - 1) * eps)) - math.log1p(math.exp(-eps))
+        return float(eps + correction / (order - 1))
 
     return curve
 

@@ -95,44 +95,44 @@ class PlugIn:
         self.n_p, self.n_q = n_p, n_q
         self.base_q = self.lpi + self.lq  # log(pi q_hat)
 
-    def moments(self, lam):
-        """(estimate, var_p, var_q, log F) at order lam (the formulas of floored_estimate)."""
+    def moments(self, order):
+        """(estimate, var_p, var_q, log F) at order order (the formulas of floored_estimate)."""
         if self.p.size == 0:
             raise ValueError("the estimated p has no mass on the grid; check the samples")
-        lam_l = lam * self.log_ratio
-        log_f = log_integral(self.lqt + lam_l, self.dx)
-        log_i2 = log_integral(2 * self.lpi + self.lq + 2 * lam_l, self.dx)
-        log_i3 = log_integral(self.base_q + lam_l, self.dx)
-        if lam - 1 < NEAR_ONE:
-            estimate, var_p = _near_one(self.p, self.lp, self.lqt, lam)
+        order_log_ratio = order * self.log_ratio
+        log_f = log_integral(self.lqt + order_log_ratio, self.dx)
+        log_i2 = log_integral(2 * self.lpi + self.lq + 2 * order_log_ratio, self.dx)
+        log_i3 = log_integral(self.base_q + order_log_ratio, self.dx)
+        if order - 1 < NEAR_ONE:
+            estimate, var_p = _near_one(self.p, self.lp, self.lqt, order)
         else:
-            log_i1 = log_integral(self.lp + 2 * (lam - 1) * self.log_ratio, self.dx)
-            estimate = log_f / (lam - 1)
-            var_p = (lam / (lam - 1)) ** 2 * math.expm1(log_i1 - 2 * log_f)
+            log_i1 = log_integral(self.lp + 2 * (order - 1) * self.log_ratio, self.dx)
+            estimate = log_f / (order - 1)
+            var_p = (order / (order - 1)) ** 2 * math.expm1(log_i1 - 2 * log_f)
         var_q = math.exp(log_i2 - 2 * log_f) - math.exp(2 * (log_i3 - log_f)) if math.isfinite(log_i2) else 0.0
         # Cancellation can leave -1e-17 when p_hat == q_hat; a variance is >= 0.
         return estimate, max(var_p, 0.0), max(var_q, 0.0), log_f
 
-    def bias(self, lam, log_f, std_error):
+    def bias(self, order, log_f, std_error):
         """The second-order bias of second_order_bias, both terms."""
         with np.errstate(over="ignore", invalid="ignore"):
             # each term divided by F inside the exponent, so nothing overflows
             t_p = (
-                lam
-                * (lam - 1)
-                * np.exp((lam - 1) * self.log_ratio - self.lp + self.log_dx - log_f)
+                order
+                * (order - 1)
+                * np.exp((order - 1) * self.log_ratio - self.lp + self.log_dx - log_f)
                 * self.pointwise_var_p
             )
-            curv_q = self.beta * self.pi * (1 - self.pi) - lam * self.pi**2 / self.qt
-            t_q = (1 - lam) * np.exp(lam * self.log_ratio + self.log_dx - log_f) * curv_q * self.pointwise_var_q
+            curv_q = self.beta * self.pi * (1 - self.pi) - order * self.pi**2 / self.qt
+            t_q = (1 - order) * np.exp(order * self.log_ratio + self.log_dx - log_f) * curv_q * self.pointwise_var_q
         b_over_f = 0.5 * (np.nansum(t_p) + np.nansum(t_q))
-        return b_over_f / (lam - 1) - 0.5 * (lam - 1) * std_error * std_error
+        return b_over_f / (order - 1) - 0.5 * (order - 1) * std_error * std_error
 
-    def bound(self, lam, alpha, bias_correction):
-        """(estimate, std_error, bias, lower) at order lam: steps 3-5."""
-        estimate, var_p, var_q, log_f = self.moments(lam)
+    def bound(self, order, alpha, bias_correction):
+        """(estimate, std_error, bias, lower) at order order: steps 3-5."""
+        estimate, var_p, var_q, log_f = self.moments(order)
         se = math.sqrt(var_p / self.n_p + var_q / self.n_q)
-        bias = self.bias(lam, log_f, se)
+        bias = self.bias(order, log_f, se)
         centre = estimate - max(bias, 0.0) if bias_correction else estimate
         return estimate, se, bias, min(centre + special.ndtri(alpha) * se, estimate)
 
@@ -180,7 +180,7 @@ def floored_estimate(p_hat, q_hat, order, floor, beta, dx=1.0):
     return estimate, var_p, var_q
 
 
-def _near_one(p_hat, lp, lqt, lam):
+def _near_one(p_hat, lp, lqt, order):
     r"""Estimate and :math:`\text{var}_p` for :math:`\lambda-1<` :data:`NEAR_ONE`, without cancellation.
 
     With :math:`w=\hat p/\!\int\hat p`, :math:`L=\log(\hat p/\hat q_\tau)` and
@@ -195,12 +195,12 @@ def _near_one(p_hat, lp, lqt, lam):
     """
     keep = p_hat > 0
     w = p_hat[keep] / np.sum(p_hat[keep])
-    u = np.expm1((lam - 1) * (lp[keep] - lqt[keep])) / (lam - 1)
+    u = np.expm1((order - 1) * (lp[keep] - lqt[keep])) / (order - 1)
     mean_u = float(np.sum(w * u))
     var_u = float(np.sum(w * (u - mean_u) ** 2))
-    log_f_rel = math.log1p((lam - 1) * mean_u)
-    var_p = lam**2 * var_u / (1 + (lam - 1) * mean_u) ** 2
-    return log_f_rel / (lam - 1), var_p
+    log_f_rel = math.log1p((order - 1) * mean_u)
+    var_p = order**2 * var_u / (1 + (order - 1) * mean_u) ** 2
+    return log_f_rel / (order - 1), var_p
 
 
 @fill(plugin_inputs=_PLUGIN_INPUTS, sample_sizes=_SAMPLE_SIZES)
@@ -247,12 +247,12 @@ def second_order_bias(p_hat, q_hat, order, *, floor, beta, dx, n_p, n_q, kernel_
     -------
     float
     """
-    lam = float(order)
+    order = float(order)
     plugin = PlugIn(p_hat, q_hat, floor, beta, dx, n_p, n_q, kernel_factor)
-    _, var_p, var_q, log_f = plugin.moments(lam)
+    _, var_p, var_q, log_f = plugin.moments(order)
     if std_error is None:
         std_error = math.sqrt(var_p / n_p + var_q / n_q)
-    return plugin.bias(lam, log_f, std_error)
+    return plugin.bias(order, log_f, std_error)
 
 
 @fill(plugin_inputs=_PLUGIN_INPUTS, sample_sizes=_SAMPLE_SIZES)
@@ -320,27 +320,27 @@ def fallback_orders(order):
     return ladder
 
 
-def bound_one_direction(plugin: PlugIn, lam, *, alpha, bias_correction):
-    """Bound at ``lam`` for one direction, with the fallback to a smaller order."""
+def bound_one_direction(plugin: PlugIn, order, *, alpha, bias_correction):
+    """Bound at ``order`` for one direction, with the fallback to a smaller order."""
     n_p, n_q = plugin.n_p, plugin.n_q
-    estimate, se, bias, lower = plugin.bound(lam, alpha, bias_correction)
-    out = dict(estimate=estimate, std_error=se, bias=bias, lower=lower, reliable=True, bound_order=lam, note="")
-    if is_reliable(lam, se, bias, bias_correction):
+    estimate, se, bias, lower = plugin.bound(order, alpha, bias_correction)
+    out = dict(estimate=estimate, std_error=se, bias=bias, lower=lower, reliable=True, bound_order=order, note="")
+    if is_reliable(order, se, bias, bias_correction):
         return out
     n_min = min(n_p, n_q)
-    if (lam - 1) * se > MAX_LOG_SCALE_ERROR:
+    if (order - 1) * se > MAX_LOG_SCALE_ERROR:
         # No sample size is promised here: the default floor shrinks with n, so the
         # standard error at a large order falls more slowly than 1/sqrt(n).
         why = (
-            f"the delta method is unreliable at order {lam:g} with n={n_min:,} "
-            f"((order-1) x std.error = {(lam - 1) * se:.2g} > {MAX_LOG_SCALE_ERROR:g})"
+            f"the delta method is unreliable at order {order:g} with n={n_min:,} "
+            f"((order-1) x std.error = {(order - 1) * se:.2g} > {MAX_LOG_SCALE_ERROR:g})"
         )
     else:
         why = (
             f"eq. (16) without the bias correction is anti-conservative here (estimated bias "
             f"{bias / se:.2g} standard errors > {MAX_UNCORRECTED_BIAS:g})"
         )
-    for smaller in fallback_orders(lam):
+    for smaller in fallback_orders(order):
         e2, se2, b2, l2 = plugin.bound(smaller, alpha, bias_correction)
         if is_reliable(smaller, se2, b2, bias_correction):
             out.update(
@@ -348,7 +348,7 @@ def bound_one_direction(plugin: PlugIn, lam, *, alpha, bias_correction):
                 reliable=False,
                 bound_order=smaller,
                 note=f"{why}; reported the bound at order {smaller:.4g}, which is also a bound at "
-                f"order {lam:g} because D_order is nondecreasing in the order",
+                f"order {order:g} because D_order is nondecreasing in the order",
             )
             return out
     out.update(

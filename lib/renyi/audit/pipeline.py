@@ -373,11 +373,11 @@ def bounds_from_fit(
         if label in wanted
     }
     results = []
-    for lam in order_list:
+    for order in order_list:
         found = []
         for label in wanted:
-            res = bound_one_direction(plugins[label], lam, alpha=level, bias_correction=bool(bias_correction))
-            found.append(_to_bound(lam, res, label, level, common))
+            res = bound_one_direction(plugins[label], order, alpha=level, bias_correction=bool(bias_correction))
+            found.append(_to_bound(order, res, label, level, common))
         best = max(found, key=lambda b: b.lower)  # ties keep P||Q, the paper's ordered pair
         if direction == "both":
             # A doubt about either direction is a doubt about the audit.
@@ -407,9 +407,9 @@ def _warnings(res, common, label) -> tuple:
     return tuple(found)
 
 
-def _to_bound(lam, res, label, level, common) -> LowerBound:
+def _to_bound(order, res, label, level, common) -> LowerBound:
     return LowerBound(
-        order=float(lam),
+        order=float(order),
         estimate=float(res["estimate"]),
         std_error=float(res["std_error"]),
         lower=float(res["lower"]),
@@ -455,6 +455,23 @@ def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_op
     Returns
     -------
     LowerBound or list of LowerBound
+
+    References
+    ----------
+    :cite:t:`kutta2024lower`, Section III, eq. (16).
+
+    Examples
+    --------
+    The Gaussian mechanism of Section IV at 20,000 outputs per side:
+
+    >>> import numpy as np
+    >>> from renyi.audit import audit
+    >>> from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
+    >>> gauss = MECHANISMS["gaussian"]
+    >>> x, x_prime = ADJACENT_PAIR
+    >>> bound = audit(gauss, x, x_prime, 20_000, 2.0, rng=np.random.default_rng(1))
+    >>> bool(0 < bound.lower <= gauss.target(2.0))
+    True
     """
     from ..mechanisms import MECHANISMS
 

@@ -220,6 +220,15 @@ def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
     References
     ----------
     :cite:t:`zamani2026alphalift`, Theorem 1 and Proposition 3.
+
+    Examples
+    --------
+    The paper's medical example at :math:`\alpha=3`, :math:`\epsilon=0.02`:
+
+    >>> from renyi.lift import EXAMPLES, certificate
+    >>> cert = certificate(EXAMPLES["medical"], 0.02, 3)
+    >>> f"{cert.delta_bar:.4f}", cert.admissible
+    ('0.3902', True)
     """
     if not isinstance(model, LeakageModel):
         raise TypeError("model must be a LeakageModel (Theorem 1 needs an invertible P_{X|Y})")
@@ -311,6 +320,16 @@ def epsilon_max(model: LeakageModel, order) -> float:
     -------
     float
         :math:`\epsilon_{\max}` (``inf`` if every budget up to 1000 is admissible).
+
+    References
+    ----------
+    :cite:t:`zamani2026alphalift`, Theorem 1 and its admissibility conditions.
+
+    Examples
+    --------
+    >>> from renyi.lift import EXAMPLES, epsilon_max
+    >>> f"{epsilon_max(EXAMPLES['medical'], 3):.4g}"
+    '0.02408'
     """
     alpha = check_order(order)
     hi = 1.0

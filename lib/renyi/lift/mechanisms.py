@@ -111,6 +111,17 @@ def directional_mechanism(model: LeakageModel, eps, order) -> LiftMechanism:
     constraint exactly and has utility :math:`t_\epsilon^2\sigma^2_{\max}(W)`.
 
     {{model_eps_order}}
+
+    References
+    ----------
+    :cite:t:`zamani2026alphalift`, Lemma 3 and eqs. (22)-(23).
+
+    Examples
+    --------
+    >>> from renyi.lift import EXAMPLES, directional_mechanism
+    >>> mech = directional_mechanism(EXAMPLES["medical"], 0.02, 3)
+    >>> mech.feasible, len(mech.p_u), f"{mech.utility:.5f}"
+    (True, 2, '0.07532')
     """
     eps, alpha = check_eps(eps), check_order(order)
     t_plus, t_minus = _scales(model, eps, alpha)

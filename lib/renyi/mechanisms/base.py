@@ -88,13 +88,13 @@ MAX_TARGET_ORDER = 10_000
 
 
 def check_target_order(order) -> float:
-    lam = as_rdp_order(order)
-    if lam > MAX_TARGET_ORDER:
+    order = as_rdp_order(order)
+    if order > MAX_TARGET_ORDER:
         raise ValueError(
             f"order must be at most {MAX_TARGET_ORDER:,} for the exact targets "
-            f"(their cost grows linearly with the order), got {lam:g}"
+            f"(their cost grows linearly with the order), got {order:g}"
         )
-    return lam
+    return order
 
 
 def integer_order(order: float) -> int | None:

@@ -187,24 +187,24 @@ def subsampled_rdp(base_rdp, gamma: float, order: int, *, as_printed: bool = Fal
     ----------
     :cite:t:`zhu2019poisson`; :cite:t:`kutta2024lower`, Section IV (b).
     """
-    lam = integer_order(order)
-    if lam is None:
+    whole_order = integer_order(order)
+    if whole_order is None:
         raise ValueError(f"order must be an integer >= 2 for the binomial expansion, got {order!r}")
     gamma = as_probability(gamma, "gamma")
-    j = np.arange(2, lam + 1)
-    eps0 = np.full(j.size, base_rdp(lam)) if as_printed else np.array([base_rdp(int(k)) for k in j])
+    j = np.arange(2, whole_order + 1)
+    eps0 = np.full(j.size, base_rdp(whole_order)) if as_printed else np.array([base_rdp(int(k)) for k in j])
     eps0 = np.asarray(eps0, dtype=float)
     if not np.all(np.isfinite(eps0)) or np.any(eps0 < 0):
         bad = int(j[np.argmax(~np.isfinite(eps0) | (eps0 < 0))])
         raise ValueError(f"base_rdp must return a finite epsilon >= 0 at every order; at order {bad} it did not")
-    log_comb = special.gammaln(lam + 1) - special.gammaln(j + 1) - special.gammaln(lam - j + 1)
+    log_comb = special.gammaln(whole_order + 1) - special.gammaln(j + 1) - special.gammaln(whole_order - j + 1)
     log_terms = np.concatenate(
         [
-            [(lam - 1) * math.log1p(-gamma) + math.log(lam * gamma - gamma + 1)],
-            log_comb + (lam - j) * math.log1p(-gamma) + j * math.log(gamma) + (j - 1) * eps0,
+            [(whole_order - 1) * math.log1p(-gamma) + math.log(whole_order * gamma - gamma + 1)],
+            log_comb + (whole_order - j) * math.log1p(-gamma) + j * math.log(gamma) + (j - 1) * eps0,
         ]
     )
-    return float(special.logsumexp(log_terms)) / (lam - 1)
+    return float(special.logsumexp(log_terms)) / (whole_order - 1)
 
 
 @dataclass(frozen=True)
@@ -269,18 +269,18 @@ class SubsampledMechanism(Mechanism):
 
         {{contract}}
         """
-        lam = check_target_order(order)
-        if integer_order(lam) is not None:
-            return subsampled_rdp(self.base.target, self.gamma, int(lam))
+        order = check_target_order(order)
+        if integer_order(order) is not None:
+            return subsampled_rdp(self.base.target, self.gamma, int(order))
         return quadrature_renyi(
-            self.logpdf(ADJACENT_PAIR[0]), self.logpdf(ADJACENT_PAIR[1]), lam, kinks=(0.0, 1.0), span=80 * self.scale
+            self.logpdf(ADJACENT_PAIR[0]), self.logpdf(ADJACENT_PAIR[1]), order, kinks=(0.0, 1.0), span=80 * self.scale
         )
 
     def reverse_target(self, order):
         r""":math:`D_\lambda(q\|p)`: the base noise against the subsampled mixture, by quadrature."""
-        lam = check_target_order(order)
+        order = check_target_order(order)
         return quadrature_renyi(
-            self.logpdf(ADJACENT_PAIR[1]), self.logpdf(ADJACENT_PAIR[0]), lam, kinks=(0.0, 1.0), span=80 * self.scale
+            self.logpdf(ADJACENT_PAIR[1]), self.logpdf(ADJACENT_PAIR[0]), order, kinks=(0.0, 1.0), span=80 * self.scale
         )
 
     def logpdf(self, database):
@@ -394,10 +394,10 @@ class NoisyGradientDescent(Mechanism):
 
         {{contract}}
         """
-        lam = check_target_order(order)
+        order = check_target_order(order)
         m = ADJACENT_PAIR[0].size
         a = (1 - self.eta) ** self.steps
-        return lam / (4 * self.scale**2 * m**2) * (2 - self.eta) / (1 + a) * (1 - a)
+        return order / (4 * self.scale**2 * m**2) * (2 - self.eta) / (1 + a) * (1 - a)
 
 
 #: The seven mechanisms of Section IV with the paper's parameters, keyed by name.

@@ -84,9 +84,9 @@ class RandomizedResponse(Mechanism):
 
         {{contract}}
         """
-        lam = check_target_order(order)
+        order = check_target_order(order)
         keep = _rr_keep_probability(self.eps0)
-        return renyi_divergence([keep, 1 - keep], [1 - keep, keep], lam)
+        return renyi_divergence([keep, 1 - keep], [1 - keep, keep], order)
 
 
 def shuffled_rr_rdp(eps0: float, m: int, order: int) -> float:
@@ -123,17 +123,17 @@ def shuffled_rr_rdp(eps0: float, m: int, order: int) -> float:
     ----------
     :cite:t:`girgis2021renyi`.
     """
-    lam = integer_order(order)
-    if lam is None:
+    whole_order = integer_order(order)
+    if whole_order is None:
         raise ValueError(f"order must be an integer >= 2, got {order!r}")
     e = math.exp(eps0)
     q1 = 1.0 / (e + 1.0)
     z = np.arange(m + 1)
     pz = stats.binom(m, q1).pmf(z)
-    total = 1.0 + special.comb(lam, 2) * (e - 1) ** 2 / (m * e)
-    for j in range(3, lam + 1):
-        total += special.comb(lam, j) * ((e * e - 1) / (m * e)) ** j * float(np.sum(pz * (z - m * q1) ** j))
-    return math.log(total) / (lam - 1)
+    total = 1.0 + special.comb(whole_order, 2) * (e - 1) ** 2 / (m * e)
+    for j in range(3, whole_order + 1):
+        total += special.comb(whole_order, j) * ((e * e - 1) / (m * e)) ** j * float(np.sum(pz * (z - m * q1) ** j))
+    return math.log(total) / (whole_order - 1)
 
 
 @dataclass(frozen=True)
@@ -199,16 +199,16 @@ class ShuffledRandomizedResponse(Mechanism):
 
         {{contract}}
         """
-        lam = check_target_order(order)
-        # Girgis et al.'s sum has lam terms of alternating size; beyond 64 it is evaluated as the
+        order = check_target_order(order)
+        # Girgis et al.'s sum has order terms of alternating size; beyond 64 it is evaluated as the
         # exact divergence of the count laws, which it equals (tests), in log space.
-        if integer_order(lam) is not None and lam <= 64:
-            return shuffled_rr_rdp(self.eps0, self.m, int(lam))
+        if integer_order(order) is not None and order <= 64:
+            return shuffled_rr_rdp(self.eps0, self.m, int(order))
         x, x_prime = np.eye(1, self.m).ravel(), np.zeros(self.m)
-        return renyi_divergence(self.count_pmf(x), self.count_pmf(x_prime), lam)
+        return renyi_divergence(self.count_pmf(x), self.count_pmf(x_prime), order)
 
     def reverse_target(self, order):
         r""":math:`D_\lambda(q\|p)` of the count laws; not equal to ``target(order)``."""
-        lam = check_target_order(order)
+        order = check_target_order(order)
         x, x_prime = np.eye(1, self.m).ravel(), np.zeros(self.m)
-        return renyi_divergence(self.count_pmf(x_prime), self.count_pmf(x), lam)
+        return renyi_divergence(self.count_pmf(x_prime), self.count_pmf(x), order)

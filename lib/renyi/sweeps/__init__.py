@@ -1,8 +1,9 @@
 r"""The Part I simulation sweeps: definitions, the seeded runner, the shipped data and third-party audits.
 
 * :mod:`~renyi.sweeps.definitions`: the sweeps (:data:`SWEEPS`), their tasks and the rows
-  one task computes, and the summaries the chapters read (:func:`~renyi.sweeps.definitions.summarize`,
-  :func:`~renyi.sweeps.definitions.refutation_rates`);
+  one task computes;
+* :mod:`~renyi.sweeps.summaries`: what the chapters read from them
+  (:func:`~renyi.sweeps.summaries.summarize`, :func:`~renyi.sweeps.summaries.refutation_rates`);
 * :mod:`~renyi.sweeps.run`: the seeded, resumable runner behind ``python -m renyi.sweeps``
   and ``make data``, and :func:`load_sweep`, which the chapters call;
 * :mod:`~renyi.sweeps.datafiles`: bit-exact CSV, atomic writes and the manifest;
@@ -20,12 +21,11 @@ from .definitions import (
     SWEEPS,
     Task,
     claimed_curve,
-    refutation_rates,
     run_task,
-    summarize,
     tasks_for,
 )
 from .run import ShippedDataError, load_sweep, run_sweeps
+from .summaries import refutation_rates, summarize
 
 __all__ = [
     "SWEEPS",

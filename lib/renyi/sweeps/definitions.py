@@ -25,8 +25,6 @@ __all__ = [
     "Task",
     "tasks_for",
     "run_task",
-    "summarize",
-    "refutation_rates",
     "claimed_curve",
 ]
 
@@ -345,39 +343,6 @@ def _verdict_row(base, name, fit: DensityFit, orders):
     }
 
 
-def refutation_rates(rows) -> list[dict]:
-    """Per (mechanism, n) of the verdict study: the fraction of replicates each rule refuted.
-
-    Parameters
-    ----------
-    rows : list of dict
-        Rows of ``data/part1/verdict.csv``.
-
-    Returns
-    -------
-    list of dict
-        ``mechanism``, ``n``, ``replicates``, ``familywise``, ``per_order`` (fractions refuted)
-        and ``excess_q95``, the 95 % quantile over replicates of the largest excess of a bound
-        over the claim in standard errors.
-    """
-    groups: dict[tuple, list[dict]] = {}
-    for row in rows:
-        groups.setdefault((row["mechanism"], row["n"]), []).append(row)
-    out = []
-    for (name, n), g in sorted(groups.items(), key=lambda kv: (VERDICT["mechanisms"].index(kv[0][0]), kv[0][1])):
-        out.append(
-            {
-                "mechanism": name,
-                "n": n,
-                "replicates": len(g),
-                "familywise": float(np.mean([r["refuted_familywise"] for r in g])),
-                "per_order": float(np.mean([r["refuted_per_order"] for r in g])),
-                "excess_q95": float(np.quantile([r["largest_excess_se"] for r in g], 0.95)),
-            }
-        )
-    return out
-
-
 def _eq16(bound) -> float:
     """Eq. (16) exactly as printed, on the estimate and standard error of ``bound`` (level ALPHA)."""
     return bound.estimate + stats.norm.ppf(ALPHA) * bound.std_error
@@ -508,54 +473,3 @@ def _tuning_rows(task, mech, a, b, rep, spec):
                 }
             )
     return rows
-
-
-def summarize(rows, by=("mechanism", "n", "order"), *, column="lower", target="target") -> list[dict]:
-    r"""Per-group summaries of a sweep: replicates, mean of ``column``/target, 5–95 % band, coverage.
-
-    Coverage is the fraction of replicates with ``column <= target``, i.e. with
-    a valid lower bound, with its exact (Clopper–Pearson) 95 % interval
-    ``coverage_low``–``coverage_high``; ``positive`` is the fraction with
-    ``column > 0``.  Returns one dict per group, sorted by the group key.
-
-    Parameters
-    ----------
-    rows : list of dict
-    by : tuple of str
-        Grouping keys.
-    column : str, default "lower"
-        The bound column summarised.
-    target : str, default "target"
-        The column of the exact divergence.
-
-    Returns
-    -------
-    list of dict
-    """
-    groups: dict[tuple, list[dict]] = {}
-    for row in rows:
-        groups.setdefault(tuple(row[k] for k in by), []).append(row)
-    out = []
-    for key in sorted(groups, key=lambda k: tuple(str(v) if isinstance(v, str) else v for v in k)):
-        g = [r for r in groups[key] if r[column] is not None]
-        if not g:
-            continue
-        values = np.array([r[column] for r in g])
-        truth = np.array([r[target] for r in g])
-        entry = dict(zip(by, key))
-        covered = int(np.sum(values <= truth))
-        ci = stats.binomtest(covered, len(g)).proportion_ci(0.95, method="exact")
-        entry.update(
-            replicates=len(g),
-            target=float(truth[0]),
-            mean=float(values.mean()),
-            q05=float(np.quantile(values, 0.05)),
-            q95=float(np.quantile(values, 0.95)),
-            mean_ratio=float(values.mean() / truth[0]) if truth[0] != 0 else float("nan"),
-            coverage=covered / len(g),
-            coverage_low=float(ci.low),
-            coverage_high=float(ci.high),
-            positive=float(np.mean(values > 0)),
-        )
-        out.append(entry)
-    return out

@@ -116,12 +116,12 @@ class ConeTree:
         return q
 
     def _simplices(self, cones):
-        """Outer sets of Q within each cone, in ray coordinates lam (q = P_Y + B sum_i lam_i r_i).
+        """Outer sets of Q within each cone, in ray coordinates coords (q = P_Y + B sum_i coords_i r_i).
 
         ``single`` (cones, cuts, k): for each of the best single cuts, Q in the cone lies in
-        conv(0, lam_i r_i).  ``pair``: the cone cut by the best facet *and* the best tangent
-        plane, a polytope whose vertices have at most two non-zero lam (k - 2 of the k + 2
-        constraints lam >= 0 are active at a vertex): ``one`` (cones, k) and
+        conv(0, coords_i r_i).  ``pair``: the cone cut by the best facet *and* the best tangent
+        plane, a polytope whose vertices have at most two non-zero coords (k - 2 of the k + 2
+        constraints coords >= 0 are active at a vertex): ``one`` (cones, k) and
         ``two`` (cones, P, 2) for the P index pairs ``self.pairs``; this is what bounds
         cones that straddle a ridge where a facet meets the curved boundary.
         """
@@ -139,10 +139,10 @@ class ConeTree:
         tangent_kind = np.concatenate([self.on_facet[cones], centre_facet[:, None]], axis=1)
         dots = np.einsum("kcj,kci->cji", cut_a, rr)  # (C, J, k)
         with np.errstate(divide="ignore", invalid="ignore"):
-            lam = np.where(dots > PARALLEL, cut_b[:, :, None] / dots, np.inf)
-        overshoot = np.max(lam / np.maximum(self.t[cones][:, None, :], TINY), axis=2)
+            coords = np.where(dots > PARALLEL, cut_b[:, :, None] / dots, np.inf)
+        overshoot = np.max(coords / np.maximum(self.t[cones][:, None, :], TINY), axis=2)
         best = np.argsort(overshoot, axis=1)[:, : self.settings.heuristics.cuts_per_cone]
-        single = np.take_along_axis(lam, best[:, :, None], axis=1)
+        single = np.take_along_axis(coords, best[:, :, None], axis=1)
         # The pair: best tangent cut of the cone's own rays, best facet.
         rows = np.arange(n_cones)
         tangent = np.argmin(np.where(tangent_kind, np.inf, overshoot[:, : k_r + 1]), axis=1)
@@ -157,7 +157,7 @@ class ConeTree:
             lj = (b2 * d1[:, i] - b1 * d2[:, i]) / det
         ok = (np.abs(det) > PARALLEL) & (li >= 0) & (lj >= 0)
         li, lj = np.where(ok, li, 0.0), np.where(ok, lj, 0.0)
-        # F_mu at a vertex is quad - lam . (m . r): store the mu-independent quadratic parts.
+        # F_mu at a vertex is quad - coords . (m . r): store the mu-independent quadratic parts.
         s = self.s[cones]
         cross = np.einsum("kcp,kl,lcp->cp", rr[:, :, i], geo.metric, rr[:, :, j])
         two_quad = li**2 * s[:, i] + 2 * li * lj * cross + lj**2 * s[:, j]
@@ -264,7 +264,7 @@ class ConeTree:
         setattr(self, name, buffer[:end])
 
 
-def _finite_parts(lam, quad):
-    """Unbounded vertices (lam = inf) as lam = 0, quad = inf, so F_mu = inf there without NaNs."""
-    bounded = np.isfinite(lam)
-    return np.where(bounded, lam, 0.0), np.where(bounded, quad, np.inf)
+def _finite_parts(coords, quad):
+    """Unbounded vertices (coords = inf) as coords = 0, quad = inf, so F_mu = inf there without NaNs."""
+    bounded = np.isfinite(coords)
+    return np.where(bounded, coords, 0.0), np.where(bounded, quad, np.inf)

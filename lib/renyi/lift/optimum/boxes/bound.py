@@ -164,7 +164,10 @@ class BoxLagrangian:
         return congruence(self.A, a * (a - 1) * self.weight * power(z_lo, a - 2))
 
     def _concave_from(self, h):
-        """The smallest lam that makes F_mu - lam Phi concave on each box without theta (h: Phi's Hessian bound)."""
+        """The smallest multiplier m that makes F_mu - m Phi concave on each box without theta.
+
+        ``h`` is a bound of Phi's Hessian on each box.
+        """
         h = self.basis.T @ h @ self.basis
         d = self.basis.T @ (self.basis * (2 / self.p)[:, None])
         try:
@@ -192,10 +195,10 @@ class BoxLagrangian:
             kappa = a * (a - 1) * (power(z0, a - 2) / 3 + power(z_lo, a - 2) / 6)
         return z0, kappa
 
-    def _cover(self, lo, hi, lam, h, least=True, near=None, at=None):
+    def _cover(self, lo, hi, multiplier, h, least=True, near=None, at=None):
         """Theta >= 0 that makes the Lagrangian concave on each box (a generalised eigenvalue).
 
-        The Hessian of L on the plane is 2 D_Y^-1 - lam H_Phi(q) - 2 diag(theta), and for
+        The Hessian of L on the plane is 2 D_Y^-1 - multiplier H_Phi(q) - 2 diag(theta), and for
         alpha >= 2 H_Phi(q) >= H_Phi(lo) on the box (A >= 0, z^(alpha-2) increases).  Three
         fixed shapes of theta are scaled until it is, then (``least``) the least-cost cover is
         computed from the cheapest (``cheapest_cover``) and certified the same way; the
@@ -203,7 +206,7 @@ class BoxLagrangian:
         kept.  With ``near`` (a cover of each box at a nearby multiplier) the fixed shapes are
         skipped: it is scaled and the barrier starts there.
         """
-        full = np.diag(2 / self.p)[None] - lam[:, None, None] * h
+        full = np.diag(2 / self.p)[None] - multiplier[:, None, None] * h
         m = self.basis.T @ full @ self.basis
 
         def certified(shape):
@@ -258,7 +261,7 @@ class BoxLagrangian:
         shape = np.where(ok, shape, start)
         return cheaper(certified(shape + self.settings.margins.cover_floor * shape.max(axis=-1, keepdims=True)), best)
 
-    def _bound(self, lo, hi, mu, lam, start, constraint, steps=None, least=True, near=None):
+    def _bound(self, lo, hi, mu, multiplier, start, constraint, steps=None, least=True, near=None):
         """Certified max of F_mu over each box's feasible points.
 
         The ascent's end point, theta,
@@ -274,20 +277,20 @@ class BoxLagrangian:
         # The cover is priced where the ascent starts (the parent's or the best trial's end
         # point), the best guess of where the box's maximiser is.
         x = project(np.clip(start, lo, hi), lo, hi)
-        theta = self._cover(lo, hi, lam, constraint.h, least, near, at=x)
+        theta = self._cover(lo, hi, multiplier, constraint.h, least, near, at=x)
         level = self.level
 
         def gradient(q):
-            return 2 * (q - self.p) / self.p - mu - lam[:, None] * grad_phi(q) + theta * (lo + hi - 2 * q)
+            return 2 * (q - self.p) / self.p - mu - multiplier[:, None] * grad_phi(q) + theta * (lo + hi - 2 * q)
 
         # The same gradient for the ascent's steps, its affine part collected once (the
         # certificate below uses the formula above).
         linear = 2 / self.p - 2 * theta
         constant = theta * (lo + hi) - 2 - mu
-        lam_column = lam[:, None]
+        multiplier_column = multiplier[:, None]
 
         def step_gradient(q):
-            return q * linear + constant - lam_column * grad_phi(q)
+            return q * linear + constant - multiplier_column * grad_phi(q)
 
         # A diagonal majoriser of -Hess L on the box, as the ascent's metric: H_Phi is entrywise
         # non-negative and at most its value at the upper corner, diag(H 1) >= H for such a
@@ -295,7 +298,7 @@ class BoxLagrangian:
         # span 10^4 on a box against a face, and one step size for all coordinates left the
         # flat ones unconverged (at |Y| = 10, eps_max / 2, 77 % of a tree's boxes bounded below
         # the target after 30 steps instead of 97 %).
-        metric = lam[:, None] * constraint.row_sums + 2 * theta
+        metric = multiplier[:, None] * constraint.row_sums + 2 * theta
         metric = 1 / np.maximum(
             metric, self.settings.heuristics.metric_floor * metric.max(axis=-1, keepdims=True) + 1e-300
         )
@@ -306,14 +309,16 @@ class BoxLagrangian:
             y = x_new + ((t_acc - 1) / t_new) * (x_new - x)
             x, t_acc = x_new, t_new
         g = gradient(x)
-        values, lifted, cover = self._values(x, mu), lam * phi(x), np.sum(theta * (x - lo) * (hi - x), axis=-1)
-        at_x = values + (lam * level - lifted) + cover
+        values, lifted, cover = self._values(x, mu), multiplier * phi(x), np.sum(theta * (x - lo) * (hi - x), axis=-1)
+        at_x = values + (multiplier * level - lifted) + cover
         bound = at_x + np.sum(g * (knapsack(g, lo, hi) - x), axis=-1)
         # A NaN bound (round-off in a degenerate box) certifies nothing: it counts as infinite.
         bound = np.where(np.isnan(bound), np.inf, bound)
         gx = g * x
         offset = at_x - np.sum(gx, axis=-1)
-        spread = np.abs(values) + lam * level + np.abs(lifted) + cover + np.sum(np.abs(gx) + np.abs(g) * hi, axis=-1)
+        spread = (
+            np.abs(values) + multiplier * level + np.abs(lifted) + cover + np.sum(np.abs(gx) + np.abs(g) * hi, axis=-1)
+        )
         return bound + self.settings.margins.box_bound * np.abs(bound) + 1e-15, x, theta, (g, offset, spread)
 
     def _constraints(self, lo, hi, points):
@@ -332,19 +337,19 @@ class BoxLagrangian:
             models.append(Constraint(self, h, (2 * w * kappa * sums) @ self.A, z0, kappa))
         return models
 
-    def _trials(self, lo, hi, mu, lams, start, constraints, reduction, least=True):
+    def _trials(self, lo, hi, mu, multipliers, start, constraints, reduction, least=True):
         """Short ascents for every trial multiplier, all at once.
 
-        Short ascents for every row of ``lams`` (trials x boxes), row t with the model
+        Short ascents for every row of ``multipliers`` (trials x boxes), row t with the model
         ``constraints[t]``, all at once; results trials x boxes.
         """
-        n_trials, m = lams.shape
+        n_trials, m = multipliers.shape
         tile = np.tile(np.arange(m), n_trials)
         bound, x, theta, tangent = self._bound(
             lo[tile],
             hi[tile],
             mu,
-            lams.ravel(),
+            multipliers.ravel(),
             start[tile],
             Constraint.stack(constraints),
             self.settings.heuristics.trial_steps,
@@ -353,17 +358,17 @@ class BoxLagrangian:
         reduction.narrow(tile, tangent)
         return bound.reshape(n_trials, m), x.reshape(n_trials, m, -1), theta.reshape(n_trials, m, -1)
 
-    def _golden(self, lo, hi, mu, rows, constraint, best, best_lam, bound_lam, start, reduction):
-        """Golden-section search of the multiplier around ``best_lam`` for boxes ``rows``.
+    def _golden(self, lo, hi, mu, rows, constraint, best, best_multiplier, bound_multiplier, start, reduction):
+        """Golden-section search of the multiplier around ``best_multiplier`` for boxes ``rows``.
 
-        Every evaluation is a valid bound, so ``best`` and ``bound_lam`` (updated in place)
+        Every evaluation is a valid bound, so ``best`` and ``bound_multiplier`` (updated in place)
         keep the smallest seen; the search only decides where to look.
         """
-        rows = rows[best_lam[rows] > 0]
+        rows = rows[best_multiplier[rows] > 0]
         if rows.size == 0:
             return
         g = (math.sqrt(5) - 1) / 2
-        u = np.log(best_lam[rows])
+        u = np.log(best_multiplier[rows])
         a, b = u - math.log(self.settings.heuristics.golden_span), u + math.log(self.settings.heuristics.golden_span)
         sub = constraint.rows(rows)
         # Each evaluation's cover starts from the previous one's (the fixed shapes are ranked
@@ -371,13 +376,20 @@ class BoxLagrangian:
         cover = [None]
 
         def f(points):
-            lam = np.exp(points)
+            multiplier = np.exp(points)
             bound, _, cover[0], tangent = self._bound(
-                lo[rows], hi[rows], mu, lam, start[rows], sub, self.settings.heuristics.trial_steps, near=cover[0]
+                lo[rows],
+                hi[rows],
+                mu,
+                multiplier,
+                start[rows],
+                sub,
+                self.settings.heuristics.trial_steps,
+                near=cover[0],
             )
             reduction.narrow(rows, tangent)
             better = bound < best[rows]
-            best[rows[better]], bound_lam[rows[better]] = bound[better], lam[better]
+            best[rows[better]], bound_multiplier[rows[better]] = bound[better], multiplier[better]
             return bound
 
         c, d = b - g * (b - a), a + g * (b - a)
@@ -390,11 +402,11 @@ class BoxLagrangian:
             c, d = np.where(left, new, d), np.where(left, c, new)
             fc, fd = np.where(left, fn, fd), np.where(left, fc, fn)
 
-    def __call__(self, lo, hi, start, anchor, lam, lam_best, mu, target=-np.inf):
+    def __call__(self, lo, hi, start, anchor, multiplier, multiplier_best, mu, target=-np.inf):
         """Bound boxes with each trial multiplier and constraint model; keep the best per box.
 
-        ``lam`` is each box's previous multiplier (inf: none yet), the centre of the trial
-        grid, and ``lam_best`` the one its previous bound came from (tried too: a child that
+        ``multiplier`` is each box's previous multiplier (inf: none yet), the centre of the trial
+        grid, and ``multiplier_best`` the one its previous bound came from (tried too: a child that
         did not try it could not match its parent's bound, and would keep that bound for
         round after round).  Returns the bounds, the ascent end points, the coarse winners'
         multipliers and the bounds' multipliers, the covers theta, the rival maximisers, and
@@ -407,20 +419,20 @@ class BoxLagrangian:
         # A box whose best multiplier was 0 gets the root's wide grid: multiples of 0 are 0,
         # and its children would otherwise never try another (at |Y| = 10, eps = 0.02 such
         # boxes held the bound for a quarter of a 60-s run, and the gap halved without them).
-        fresh = ~np.isfinite(lam) | (lam == 0)
-        known = np.where(fresh, 0.0, lam)
+        fresh = ~np.isfinite(multiplier) | (multiplier == 0)
+        known = np.where(fresh, 0.0, multiplier)
         # Phi's minorant is expanded at the ascent's start (the parent's end point) and at the
         # point the parent's own bound expanded it at: neither dominates (a child whose only
         # minorant was at the end point stayed 20 % above its parent's bound round after round
         # in the bounded family at eps = 0.02; with only the inherited point |Y| = 20 below
         # eps_max took about four times as long).
         constraints = self._constraints(lo, hi, (start, anchor))
-        lams, models = [], []
+        multipliers, models = [], []
         for c, constraint in enumerate(constraints):
             if c == 2:
                 # The parent's minorant only at the parent's multiplier: what lets a child match
                 # its parent's bound (a full grid here cost more than it gained below eps_max).
-                trials = [np.where(fresh, known, lam_best)]
+                trials = [np.where(fresh, known, multiplier_best)]
             else:
                 trials = [known * s for s in self.settings.heuristics.multiplier_steps]
                 # Also the multiplier from which the Lagrangian is concave with no cover at all.
@@ -428,27 +440,29 @@ class BoxLagrangian:
                 if np.all(np.isfinite(threshold)):
                     trials += [threshold * s for s in self.settings.heuristics.threshold_steps]
                 # The multiplier of the parent's bound, so that a child can always match it.
-                trials.append(np.where(fresh, known, lam_best))
+                trials.append(np.where(fresh, known, multiplier_best))
                 if fresh.any():
-                    trials += [np.where(fresh, lam, known) for lam in self.settings.heuristics.root_multipliers]
-            lams += trials
+                    trials += [
+                        np.where(fresh, multiplier, known) for multiplier in self.settings.heuristics.root_multipliers
+                    ]
+            multipliers += trials
             models += [c] * len(trials)
         # A short ascent ranks the trials, with the fixed shapes of cover only (the least-cost
         # one costs most of a bound, and at |Y| = 20 ranking with it left a gap over ten times
         # larger within the same limit); the winner's is refined and continued below with it.  All
         # models' trials run as one stacked ascent.
-        lams, models = np.stack(lams), np.array(models)
+        multipliers, models = np.stack(multipliers), np.array(models)
         # Every bound also narrows its box to where F_mu may exceed the target.
         reduction = Reduction(lo, hi, target, self.settings)
         bounds, points, thetas = self._trials(
-            lo, hi, mu, lams, start, [constraints[c] for c in models], reduction, least=False
+            lo, hi, mu, multipliers, start, [constraints[c] for c in models], reduction, least=False
         )
         # The first best trial per box; a box with no finite bound keeps its start.
         top, rows = np.argmin(bounds, axis=0), np.arange(m)
         best, ok = bounds[top, rows], np.isfinite(bounds[top, rows])
         best_x = np.where(ok[:, None], points[top, rows], start)
-        best_lam = np.where(ok, lams[top, rows], known)
-        bound_lam = best_lam.copy()
+        best_multiplier = np.where(ok, multipliers[top, rows], known)
+        bound_multiplier = best_multiplier.copy()
         best_theta = np.where(ok[:, None], thetas[top, rows], 0.0)
         winner = models[top]
         # Every box is refined with the model its best trial used, all in one stacked search (at
@@ -458,26 +472,36 @@ class BoxLagrangian:
         # (A box already below the target needs no better bound: it will not be split.)
         rows = np.flatnonzero(best > target)
         if rows.size:
-            # The bound is roughly convex in lam, often with a sharp minimum between the
+            # The bound is roughly convex in multiplier, often with a sharp minimum between the
             # coarse trials (at |Y| = 10, eps_max / 2, a box 7.9e-4 above the value at the
             # coarse winner was 1.5e-4 above 2 % further on): a golden-section search.
-            self._golden(lo, hi, mu, rows, constraint, best, best_lam, bound_lam, best_x, reduction)
+            self._golden(lo, hi, mu, rows, constraint, best, best_multiplier, bound_multiplier, best_x, reduction)
             # The long ascent at the multiplier of the best bound.  The children inherit the
             # coarse winner's (their trial grid drifts otherwise: at |Y| = 10, eps_max / 2,
             # a gap twenty times larger within the same limit) and try this one too.
-            final_lam = bound_lam[rows]
+            final_multiplier = bound_multiplier[rows]
             bound, x, theta, tangent = self._bound(
-                lo[rows], hi[rows], mu, final_lam, best_x[rows], constraint.rows(rows)
+                lo[rows], hi[rows], mu, final_multiplier, best_x[rows], constraint.rows(rows)
             )
             reduction.narrow(rows, tangent)
             keep = bound < best[rows]
             best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
-            bound_lam[rows[keep]] = final_lam[keep]
+            bound_multiplier[rows[keep]] = final_multiplier[keep]
         # The rival: the maximiser of the best trial with a smaller multiplier.
-        smaller = np.where(lams < best_lam, bounds, np.inf)
+        smaller = np.where(multipliers < best_multiplier, bounds, np.inf)
         pick = np.argmin(smaller, axis=0)
         has = np.isfinite(smaller[pick, np.arange(m)])
         rival = np.where(has[:, None], points[pick, np.arange(m)], best_x)
         # Where the winning minorant was expanded (the exact model's boxes keep their start).
         best_anchor = np.where(second[:, None], anchor, start)
-        return best, best_x, best_lam, bound_lam, best_theta, rival, best_anchor, reduction.lo, reduction.hi
+        return (
+            best,
+            best_x,
+            best_multiplier,
+            bound_multiplier,
+            best_theta,
+            rival,
+            best_anchor,
+            reduction.lo,
+            reduction.hi,
+        )

@@ -80,8 +80,8 @@ class BoxTree:
         # Per box: its multiplier (inf: not yet chosen; the centre of its children's trials),
         # the multiplier of its bound (after refinement), cover, where the ascent starts, its
         # end point, the rival maximiser, and the cached bound with the mu it was computed at.
-        self.lam = np.full(1, np.inf)
-        self.lam_best = np.full(1, np.inf)
+        self.multiplier = np.full(1, np.inf)
+        self.multiplier_best = np.full(1, np.inf)
         self.theta = np.zeros((1, n))
         self.start = self.p[None].copy()
         # Where the minorant of each box's bound was expanded, and its children's second point.
@@ -100,7 +100,7 @@ class BoxTree:
         # together cover Q.
         self.cut_outer = (np.empty((0, n)), np.empty((0, n)))
         self.cut_bound, self.cut_mu = np.empty(0), np.empty((0, n))
-        self.cut_lam, self.cut_point = np.empty(0), np.empty((0, n))
+        self.cut_multiplier, self.cut_point = np.empty(0), np.empty((0, n))
         # Whether evaluations still cut: not after a cut has been undone (see _roll_back).
         self.reducing = True
         #: The largest bound of F_mu on the parts cut off, at the last mu bounded (-inf: none).
@@ -129,9 +129,9 @@ class BoxTree:
     def _certified_min(self, c):
         """A lower bound of min c^T q over Q, valid whatever the optimiser returns (weak duality).
 
-        For any lam >= 0 and x in the simplex, the convex D(q) = c^T q + lam (Phi(q) - level)
+        For any multiplier >= 0 and x in the simplex, the convex D(q) = c^T q + multiplier (Phi(q) - level)
         satisfies min_Q c^T q >= min_simplex D >= D(x) + min_j grad D(x)_j - grad D(x)^T x.
-        SLSQP supplies x and a least-squares KKT estimate supplies lam.
+        SLSQP supplies x and a least-squares KKT estimate supplies multiplier.
         """
         constraints = [
             {"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones_like(q)},
@@ -151,10 +151,10 @@ class BoxTree:
         grad_phi = self._grad_phi(x)
         free = x > self.settings.heuristics.root_free
         design = np.stack([grad_phi[free], np.ones(free.sum())], axis=1)
-        (lam, _), *_ = np.linalg.lstsq(design, -c[free], rcond=None)
-        lam = max(float(lam), 0.0)
-        grad = c + lam * grad_phi
-        value = c @ x + lam * (self._phi(x) - self.level)
+        (multiplier, _), *_ = np.linalg.lstsq(design, -c[free], rcond=None)
+        multiplier = max(float(multiplier), 0.0)
+        grad = c + multiplier * grad_phi
+        value = c @ x + multiplier * (self._phi(x) - self.level)
         return float(value + grad.min() - grad @ x) - self.settings.margins.root_extent
 
     def _evaluate(self, which, mu, prior, target=-np.inf):
@@ -163,7 +163,9 @@ class BoxTree:
         Bound the boxes ``which`` and store the results; with a pool, its workers take all
         chunks but the last, which this process bounds meanwhile.
         """
-        args = tuple(getattr(self, name)[which] for name in ("lo", "hi", "start", "anchor", "lam", "lam_best"))
+        args = tuple(
+            getattr(self, name)[which] for name in ("lo", "hi", "start", "anchor", "multiplier", "multiplier_best")
+        )
         free = 0 if self.pool is None else self.pool.workers - self.busy_workers
         chunks = min(free + 1, which.size // self.settings.heuristics.pool_min_boxes)
         if chunks <= 1:
@@ -176,14 +178,14 @@ class BoxTree:
             ]
             mine = self.lagrangian(*(part[-1] for part in parts), mu, target)
             results = [np.concatenate(r) for r in zip(*[f.result() for f in futures], mine)]
-        best, best_x, best_lam, bound_lam, best_theta, rival, best_anchor, cut_lo, cut_hi = results
+        best, best_x, best_multiplier, bound_multiplier, best_theta, rival, best_anchor, cut_lo, cut_hi = results
         self.anchor_best[which] = best_anchor
         # A box lies in its parent, and a bound at another mu moves by the knapsack shift:
         # ``prior`` is valid too, and the smaller of the two is kept.
         self.cached[which], self.mu_at[which], self.rival[which] = np.minimum(best, prior), mu, rival
         self.unbounded[which] = False
-        self.best_point[which], self.lam[which], self.theta[which] = best_x, best_lam, best_theta
-        self.lam_best[which] = bound_lam
+        self.best_point[which], self.multiplier[which], self.theta[which] = best_x, best_multiplier, best_theta
+        self.multiplier_best[which] = bound_multiplier
         self._cut(which, cut_lo, cut_hi, mu, target)
 
     def _drift(self, mu_from, mu, lo, hi):
@@ -214,7 +216,10 @@ class BoxTree:
         self.cut_outer = tuple(map(grow, self.cut_outer, (self.lo[idx], self.hi[idx])))
         self.cut_bound = grow(self.cut_bound, np.full(idx.size, float(target)))
         self.cut_mu = grow(self.cut_mu, np.broadcast_to(mu, (idx.size, mu.size)))
-        self.cut_lam, self.cut_point = grow(self.cut_lam, self.lam[idx]), grow(self.cut_point, self.best_point[idx])
+        self.cut_multiplier, self.cut_point = (
+            grow(self.cut_multiplier, self.multiplier[idx]),
+            grow(self.cut_point, self.best_point[idx]),
+        )
         self.lo[idx], self.hi[idx] = lo[moved], hi[moved]
 
     def _roll_back(self, entries, mu):
@@ -254,14 +259,14 @@ class BoxTree:
             merged[e] = max(box_bounds[boxes].max(initial=-np.inf), part_bounds[parts].max(initial=-np.inf))
             drop_box |= boxes
             drop_part |= parts
-        point, lam = self.cut_point[entries], self.cut_lam[entries]
+        point, multiplier = self.cut_point[entries], self.cut_multiplier[entries]
         fields = {
             "lo": lo,
             "hi": hi,
             "cached": merged,
             "mu_at": np.broadcast_to(mu, lo.shape),
-            "lam": lam,
-            "lam_best": lam,
+            "multiplier": multiplier,
+            "multiplier_best": multiplier,
             "theta": np.zeros_like(lo),
             "unbounded": np.ones(entries.size, dtype=bool),
         }
@@ -269,7 +274,7 @@ class BoxTree:
         for name, new in fields.items():
             setattr(self, name, np.concatenate([getattr(self, name)[~drop_box], new]))
         self.cut_outer = tuple(a[~drop_part] for a in self.cut_outer)
-        for name in ("cut_bound", "cut_mu", "cut_lam", "cut_point"):
+        for name in ("cut_bound", "cut_mu", "cut_multiplier", "cut_point"):
             setattr(self, name, getattr(self, name)[~drop_part])
 
     def bounds(self, mu, target=-np.inf, ceiling=None, limit=None):
@@ -348,7 +353,17 @@ class BoxTree:
         self.hi = np.concatenate([self.hi[rest], hi_new[keep]])
         self.start = np.concatenate([self.start[rest], np.concatenate([ends, ends])[keep]])
         self.anchor = np.concatenate([self.anchor[rest], self.anchor_best[parents]])
-        for name in ("lam", "lam_best", "theta", "best_point", "rival", "cached", "mu_at", "unbounded", "anchor_best"):
+        for name in (
+            "multiplier",
+            "multiplier_best",
+            "theta",
+            "best_point",
+            "rival",
+            "cached",
+            "mu_at",
+            "unbounded",
+            "anchor_best",
+        ):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old[rest], old[parents]]))
         self.unbounded[-parents.size :] = True
