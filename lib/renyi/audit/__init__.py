@@ -8,8 +8,11 @@ The estimator of Section III in one module per step:
 * :mod:`~renyi.audit.floor`: the softmax floor :math:`t_\tau` (eqs. 13, 17);
 * :mod:`~renyi.audit.delta_method`: the floored plug-in, its delta-method variance
   (eq. 18), the second-order bias and the bound of eq. (16);
-* :mod:`~renyi.audit.pipeline`: :func:`rdp_lower_bound` (two samples) and :func:`audit`
-  (draws from a mechanism first), both through one :class:`DensityFit`;
+* :mod:`~renyi.audit.pipeline`: :func:`rdp_lower_bound` (two samples), through one
+  :class:`DensityFit`;
+* :mod:`~renyi.audit.sampling`: :func:`audit` (draws from a mechanism first), and
+  :mod:`~renyi.audit.parallel` with :mod:`~renyi.audit.mergeable`, which draw it in tasks on
+  worker processes or a Dask cluster, each output once;
 * :mod:`~renyi.audit.streaming`: the same fit from chunks, memory independent of n;
 * :mod:`~renyi.audit.claims`: claimed curves and the family-wise :func:`verdict`;
 * :mod:`~renyi.audit.bounds`: the :class:`LowerBound` record;
@@ -19,7 +22,7 @@ The estimator of Section III in one module per step:
 This package's namespace is the public face; the submodules hold the details.
 """
 
-from .bounds import LowerBound
+from .bounds import DensityFit, LowerBound
 from .claims import Verdict, VerdictRow, claim_gaussian, claim_pure_dp, claim_zcdp, test_claim, verdict
 from .delta_method import (
     MAX_LOG_SCALE_ERROR,
@@ -31,7 +34,8 @@ from .delta_method import (
     second_order_bias,
 )
 from .floor import default_floor, paper_floor, softmax_derivative, softmax_floor
-from .pipeline import DIRECTIONS, DensityFit, audit, bounds_from_fit, fit_densities, rdp_lower_bound
+from .pipeline import DIRECTIONS, bounds_from_fit, fit_densities, rdp_lower_bound
+from .sampling import audit
 from .streaming import array_chunks, fit_densities_chunked
 
 __all__ = [

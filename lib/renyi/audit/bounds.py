@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+import numpy as np
 from scipy import special
 
-__all__ = ["LowerBound"]
+__all__ = ["LowerBound", "DensityFit"]
 
 
 @dataclass(frozen=True)
@@ -153,3 +154,37 @@ class LowerBound:
                 f"{' (trivial: no evidence)' if self.trivial else ''}; {self.note}"
             )
         return "; ".join([text, *self.warnings])
+
+
+@dataclass(frozen=True)
+class DensityFit:
+    r"""Steps 1–2 of the audit: :math:`\hat p,\hat q` on one grid (or on the observed outcomes).
+
+    Attributes
+    ----------
+    p, q : ndarray
+        The estimates (densities on the grid, or relative frequencies).
+    dx : float
+        Grid spacing (1 for relative frequencies).
+    n_p, n_q : int
+        Sample sizes.
+    discrete : bool
+        Relative frequencies (True) or Gaussian KDE (False).
+    cells : int
+        Grid points or observed outcomes.
+    bandwidth : float or None
+        The KDE's :math:`h`.
+    scale : float or None
+        The robust scale :math:`\hat s` behind the default bandwidth and
+        :func:`~renyi.audit.floor.paper_floor` (mean of the two samples' scales).
+    """
+
+    p: np.ndarray
+    q: np.ndarray
+    dx: float
+    n_p: int
+    n_q: int
+    discrete: bool
+    cells: int
+    bandwidth: float | None
+    scale: float | None

@@ -10,27 +10,27 @@ Given outputs :math:`X_1,\dots,X_{n_p}\sim p=A(x)` and
 5. report :math:`\hat\ell(\alpha)=D_\lambda(\hat p,\hat q_\tau)+\Phi^{-1}(\alpha)\hat\sigma_n/\sqrt n`
    (eq. 16), a lower confidence bound for :math:`D_\lambda(p\|q)\le\varepsilon(\lambda)`.
 
-:func:`rdp_lower_bound` runs steps 1–5 on two samples; :func:`audit` draws
-the samples from a mechanism first.  Several orders share one density fit.
+:func:`rdp_lower_bound` runs steps 1–5 on two samples (:func:`~renyi.audit.sampling.audit`
+draws them from a mechanism first).  Several orders share one density fit.
 """
 
 from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
-from .._validation import as_generator, as_int, as_positive_scalar, as_probability, as_rdp_orders, as_samples
+from .._validation import as_positive_scalar, as_probability, as_rdp_orders, as_samples
 from .bandwidth import robust_scale, strided_subsample
-from .bounds import LowerBound
+from .bounds import DensityFit, LowerBound
 from .delta_method import MAX_ORDER, MIN_SAMPLES, PlugIn, bound_one_direction
 from .density import TAILS, kde_on_checked_grid
 from .floor import KERNEL_ROUGHNESS, default_floor, paper_floor
 from .frequencies import relative_frequencies
 
-__all__ = ["DensityFit", "fit_densities", "bounds_from_fit", "rdp_lower_bound", "audit", "DIRECTIONS"]
+__all__ = ["fit_densities", "bounds_from_fit", "rdp_lower_bound", "DIRECTIONS"]
 
 #: A bandwidth above this many times the outputs' spread is refused: the KDE is flat (and its
 #: values underflow) long before, and no such bound is informative.
@@ -180,40 +180,6 @@ def rdp_lower_bound(
     return bounds_from_fit(
         fit, orders, alpha=alpha, floor=floor, beta=beta, bias_correction=bias_correction, direction=direction
     )
-
-
-@dataclass(frozen=True)
-class DensityFit:
-    r"""Steps 1–2 of the audit: :math:`\hat p,\hat q` on one grid (or on the observed outcomes).
-
-    Attributes
-    ----------
-    p, q : ndarray
-        The estimates (densities on the grid, or relative frequencies).
-    dx : float
-        Grid spacing (1 for relative frequencies).
-    n_p, n_q : int
-        Sample sizes.
-    discrete : bool
-        Relative frequencies (True) or Gaussian KDE (False).
-    cells : int
-        Grid points or observed outcomes.
-    bandwidth : float or None
-        The KDE's :math:`h`.
-    scale : float or None
-        The robust scale :math:`\hat s` behind the default bandwidth and
-        :func:`~renyi.audit.floor.paper_floor` (mean of the two samples' scales).
-    """
-
-    p: np.ndarray
-    q: np.ndarray
-    dx: float
-    n_p: int
-    n_q: int
-    discrete: bool
-    cells: int
-    bandwidth: float | None
-    scale: float | None
 
 
 def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails="absolute") -> DensityFit:
@@ -422,95 +388,3 @@ def _to_bound(order, res, label, level, common) -> LowerBound:
         warnings=_warnings(res, common, label),
         **common,
     )
-
-
-def audit(mechanism, database, neighbour, n, orders, *, rng=None, **estimator_options):
-    r"""Sample a mechanism on two adjacent databases and bound its :math:`\varepsilon(\lambda)` from below.
-
-    Parameters
-    ----------
-    mechanism : Mechanism, str or callable
-        An entry of :data:`renyi.mechanisms.MECHANISMS` (or its key), or any
-        black-box callable ``f(database, n, rng) -> outputs``.
-    database, neighbour : object
-        The adjacent pair :math:`(x, x')`, passed to the sampler unchanged: an
-        array for the built-in mechanisms (e.g.
-        :data:`renyi.mechanisms.ADJACENT_PAIR`), any object (a list of records,
-        a data frame, a scalar) for your own callable.
-    n : int or (int, int)
-        Samples per database (or ``(n_p, n_q)``).
-    orders : float or sequence of float
-    rng : numpy.random.Generator or None
-        Two independent child streams are spawned from it, one per database,
-        and passed to the sampler; the built-in mechanisms require it.
-        ``None`` (allowed for callables only) passes ``None``: the black box
-        draws its own randomness, and the audit is then only as reproducible
-        as the black box is.
-    **estimator_options
-        Passed to :func:`rdp_lower_bound` (``alpha``, ``discrete``,
-        ``bandwidth``, ``floor``, ``beta``, ``bias_correction``, ``direction``,
-        ``tails``).  A mechanism's ``discrete`` attribute is used when
-        ``discrete`` is not given.
-
-    Returns
-    -------
-    LowerBound or list of LowerBound
-
-    References
-    ----------
-    :cite:t:`kutta2024lower`, Section III, eq. (16).
-
-    Examples
-    --------
-    The Gaussian mechanism of Section IV at 20,000 outputs per side:
-
-    >>> import numpy as np
-    >>> from renyi.audit import audit
-    >>> from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
-    >>> gauss = MECHANISMS["gaussian"]
-    >>> x, x_prime = ADJACENT_PAIR
-    >>> bound = audit(gauss, x, x_prime, 20_000, 2.0, rng=np.random.default_rng(1))
-    >>> bool(0 < bound.lower <= gauss.target(2.0))
-    True
-    """
-    from ..mechanisms import MECHANISMS
-
-    if isinstance(mechanism, str):
-        if mechanism not in MECHANISMS:
-            raise ValueError(f"unknown mechanism {mechanism!r}; choose one of {', '.join(MECHANISMS)}")
-        mechanism = MECHANISMS[mechanism]
-    sampler = getattr(mechanism, "sample", mechanism)
-    if not callable(sampler):
-        raise TypeError("mechanism must be a MECHANISMS entry, its name, or a callable f(database, n, rng)")
-    builtin = sampler is not mechanism
-    if rng is None and builtin:
-        raise TypeError(
-            "rng must be a numpy.random.Generator for the built-in mechanisms, e.g. numpy.random.default_rng(seed)"
-        )
-    rng = as_generator(rng, allow_none=True, why_none="for a black box that draws its own randomness")
-    if isinstance(n, (tuple, list)):
-        if len(n) != 2:
-            raise ValueError(f"n must be an int or a pair (n_p, n_q), got {n!r}")
-        n_p, n_q = n
-    else:
-        n_p = n_q = n
-    for name, value in (("n", n_p), ("n", n_q)):
-        as_int(value, name, minimum=2)
-    if "discrete" not in estimator_options and hasattr(mechanism, "discrete"):
-        estimator_options["discrete"] = bool(mechanism.discrete)
-    rng_p, rng_q = rng.spawn(2) if rng is not None else (None, None)
-    samples_p = _drawn(sampler(database, int(n_p), rng_p), int(n_p), "database")
-    samples_q = _drawn(sampler(neighbour, int(n_q), rng_q), int(n_q), "neighbour")
-    return rdp_lower_bound(samples_p, samples_q, orders, **estimator_options)
-
-
-def _drawn(outputs, n: int, which: str):
-    """The black box's outputs, refused unless there is one per requested draw."""
-    got = np.shape(outputs)[0] if np.ndim(outputs) else None
-    if got != n:
-        raise ValueError(
-            f"the mechanism returned {'a scalar' if got is None else f'{got:,} outputs'} for the "
-            f"{which} where n={n:,} were asked for; a sampler f(database, n, rng) must return n outputs "
-            "(one per row for vector outcomes)"
-        )
-    return outputs

@@ -23,8 +23,8 @@ import numpy as np
 
 from .._validation import as_int, as_positive_scalar
 from .bandwidth import robust_scale
+from .bounds import DensityFit
 from .density import BIN_CHUNK, linear_bin, smooth_counts
-from .pipeline import DensityFit
 
 __all__ = ["fit_densities_chunked", "array_chunks"]
 

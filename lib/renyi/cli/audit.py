@@ -31,6 +31,9 @@ examples:
   my_mechanism --db x | python -m renyi audit - q.csv --orders 2
   # test a claim (family-wise at --alpha over orders and directions); exit status 3 if refuted
   python -m renyi audit p.npy q.npy --orders 2 5 7 --claim-rho 0.02
+  # a black box by name, drawn here in tasks on every core (each output once)
+  python -m renyi audit-mechanism mypkg.noise:f --database x.json --neighbour x2.json \\
+      -n 1e7 --orders 2 --continuous --workers -1
   # the built-in mechanisms of Section IV and their exact epsilon(lambda)
   python -m renyi mechanisms
   # Part II: an alpha-lift mechanism for a leakage matrix P_{X|Y} and a prior
@@ -89,7 +92,7 @@ def _cmd_audit(args) -> int:
             f"{MAX_UNCORRECTED_BIAS:g} standard error fall back (marked *)",
             file=sys.stderr,
         )
-    claim = _claim(args)
+    claim = claim_of(args)
     # With a claim, each order gets alpha / k, so that the verdict is family-wise at alpha.
     level = args.alpha / len(args.orders) if claim is not None else args.alpha
     bounds = rdp_lower_bound(
@@ -104,6 +107,26 @@ def _cmd_audit(args) -> int:
         bias_correction=not args.no_bias_correction,
         direction=args.direction,
     )
+    return report(bounds, claim, args)
+
+
+def report(bounds, claim, args) -> int:
+    """Print ``bounds`` (a table or ``--json``) and the verdict on ``claim``; the exit status.
+
+    Parameters
+    ----------
+    bounds : list of LowerBound
+    claim : callable or None
+        The claimed curve of ``--claim-*``.
+    args : argparse.Namespace
+        The parsed options (``alpha``, ``orders``, ``json``, ``direction``); ``args.status``
+        is set to the verdict's status before anything is printed.
+
+    Returns
+    -------
+    int
+        0, or 3 when the claim is refuted.
+    """
     result = None
     if claim is not None:
         from ..audit import verdict
@@ -180,7 +203,7 @@ def _print_bounds(bounds, direction) -> None:
 REFUTED = 3
 
 
-def _claim(args):
+def claim_of(args):
     """The claimed RDP curve from --claim-epsilon, --claim-rho or --claim-curve (or None)."""
     from ..audit import claim_pure_dp, claim_zcdp
 
@@ -271,6 +294,28 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"renyi: error: {message} (see '{self.prog} --help')\n")
 
 
+def add_claim_options(parser) -> None:
+    """The mutually exclusive ``--claim-epsilon``, ``--claim-rho`` and ``--claim-curve``.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+
+    Returns
+    -------
+    None
+    """
+    claim = parser.add_mutually_exclusive_group()
+    claim.add_argument(
+        "--claim-epsilon",
+        type=float,
+        metavar="E",
+        help="test a pure E-DP claim (its tight RDP curve); exit status 3 if refuted",
+    )
+    claim.add_argument("--claim-rho", type=float, metavar="R", help="test a rho-zCDP claim, epsilon(order) = R*order")
+    claim.add_argument("--claim-curve", metavar="FILE", help="test a claimed curve: lines 'order, epsilon'")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m renyi`` and its commands ``audit``, ``design`` and ``mechanisms``.
 
@@ -325,15 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.add_argument("--decimal-comma", action="store_true", help="text files use decimal commas (1,5 = 1.5)")
     a.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    claim = a.add_mutually_exclusive_group()
-    claim.add_argument(
-        "--claim-epsilon",
-        type=float,
-        metavar="E",
-        help="test a pure E-DP claim (its tight RDP curve); exit status 3 if refuted",
-    )
-    claim.add_argument("--claim-rho", type=float, metavar="R", help="test a rho-zCDP claim, epsilon(order) = R*order")
-    claim.add_argument("--claim-curve", metavar="FILE", help="test a claimed curve: lines 'order, epsilon'")
+    add_claim_options(a)
     a.set_defaults(func=_cmd_audit)
 
     m = sub.add_parser("mechanisms", help="list the built-in mechanisms and their exact epsilon(order)")
@@ -341,8 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", action="store_true")
     m.set_defaults(func=_cmd_mechanisms)
 
+    from .audit_mechanism import add_parser as add_audit_mechanism
     from .design import add_parser as add_design
 
+    add_audit_mechanism(sub, _order)
     add_design(sub, _order)
     return parser
 

@@ -1,0 +1,242 @@
+"""audit(..., workers=k): outputs drawn in tasks, each once, counts merged; against independent fits."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+from renyi.audit import audit
+from renyi.audit.bandwidth import default_bandwidth
+from renyi.audit.density import linear_bin, smooth_counts
+from renyi.audit.frequencies import relative_frequencies
+from renyi.audit.mergeable import GridCounts, OutcomeCounts, fit_from_counts, fit_from_outcomes
+from renyi.audit.parallel import TaskError
+from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
+
+X, X_PRIME = ADJACENT_PAIR
+
+
+def normal_box(database, n, rng):
+    """A black box of our own: Gaussian noise (scale 5) on the sum of the database."""
+    return float(np.sum(database)) + rng.normal(0.0, 5.0, n)
+
+
+def short_box(database, n, rng):
+    return rng.normal(0.0, 1.0, n - 1 if n < 300 else n)
+
+
+def nan_box(database, n, rng):
+    out = rng.normal(0.0, 1.0, n)
+    if n < 300:  # only the last task of each sample
+        out[0] = np.nan
+    return out
+
+
+def failing_box(database, n, rng):
+    if n < 300:
+        raise OSError("the service is down")
+    return rng.normal(0.0, 1.0, n)
+
+
+def test_counts_of_chunks_merge_to_the_counts_of_the_whole():
+    rng = np.random.default_rng(0)
+    x = rng.normal(3.0, 2.0, 50_000)
+    dx = 0.013
+    whole = GridCounts.of(x, dx)
+    merged = GridCounts(dx)
+    for part in reversed(np.array_split(x, 7)):  # any order
+        merged.merge(GridCounts.of(part, dx))
+    assert merged.n == whole.n == x.size
+    assert merged.offset == whole.offset
+    np.testing.assert_allclose(merged.counts, whole.counts, rtol=0, atol=1e-9)
+    assert math.isclose(merged.counts.sum(), x.size, rel_tol=1e-12)
+
+
+def test_the_fit_from_counts_is_the_in_memory_binned_kde_on_that_grid():
+    """Independent route: density.linear_bin on the concatenated sample, with the grid's origin."""
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(1.0, 5.0, 40_000), rng.normal(0.0, 5.0, 30_000)
+    h = 0.4
+    dx = h / 8
+    cp, cq = GridCounts(dx), GridCounts(dx)
+    for part in np.array_split(a, 3):
+        cp.merge(GridCounts.of(part, dx))
+    for part in np.array_split(b, 5):
+        cq.merge(GridCounts.of(part, dx))
+    fit = fit_from_counts(cp, cq, h, 5.0)
+    pad = math.ceil(8 * h / dx)
+    start = min(cp.offset, cq.offset) - pad
+    lo = start * dx
+    counts = np.stack([linear_bin(a, lo, dx, fit.cells) / a.size, linear_bin(b, lo, dx, fit.cells) / b.size])
+    p, q = smooth_counts(counts, dx, h)
+    np.testing.assert_allclose(fit.p, p, rtol=1e-9, atol=1e-12 * p.max())
+    np.testing.assert_allclose(fit.q, q, rtol=1e-9, atol=1e-12 * q.max())
+    assert (fit.n_p, fit.n_q, fit.bandwidth, fit.discrete) == (40_000, 30_000, h, False)
+
+
+@pytest.mark.parametrize("shape", ["scalars", "rows"])
+def test_outcome_counts_give_the_relative_frequencies(shape):
+    rng = np.random.default_rng(2)
+    size = (9_000,) if shape == "scalars" else (9_000, 3)
+    a, b = rng.integers(0, 4, size), rng.integers(0, 3, size)
+    cp, cq = OutcomeCounts({}), OutcomeCounts({})
+    for part in np.array_split(a, 4):
+        cp.merge(OutcomeCounts.of(part))
+    for part in np.array_split(b, 2):
+        cq.merge(OutcomeCounts.of(part))
+    fit = fit_from_outcomes(cp, cq)
+    ref = relative_frequencies(a, b)
+
+    def by_outcome(outcomes, p, q):
+        keys = [tuple(o) if np.ndim(o) else o.item() for o in outcomes]
+        return dict(zip(keys, zip(p.tolist(), q.tolist())))
+
+    values = sorted(set(cp.counts) | set(cq.counts))
+    assert by_outcome(np.array(values), fit.p, fit.q) == by_outcome(ref.outcomes, ref.p, ref.q)
+
+
+def test_each_output_is_drawn_once_in_tasks_of_at_most_chunk():
+    calls = []
+
+    def counting(database, n, rng):
+        calls.append(n)
+        return rng.normal(0.0, 5.0, n)
+
+    audit(
+        counting,
+        X,
+        X_PRIME,
+        25_000,
+        2.0,
+        rng=np.random.default_rng(3),
+        workers=1,
+        chunk=4_000,
+        pilot=3_000,
+        discrete=False,
+    )
+    assert sum(calls) == 50_000 and max(calls) <= 4_000
+    assert calls[:2] == [3_000, 3_000]  # the pilots first, counted in the sample
+
+
+def test_the_pilot_bandwidth_is_the_in_memory_rule_up_to_the_pilots_sampling_error():
+    rng = np.random.default_rng(4)
+    fit_bound = audit(normal_box, X, X_PRIME, 400_000, 2.0, rng=rng, workers=1, discrete=False)
+    a = normal_box(X, 400_000, np.random.default_rng(5))
+    b = normal_box(X_PRIME, 400_000, np.random.default_rng(6))
+    assert fit_bound.bandwidth == pytest.approx(default_bandwidth(a, b), rel=0.01)
+
+
+@pytest.mark.parametrize(
+    "box,fragment",
+    [(short_box, "returned 249 outputs"), (nan_box, "NaN"), (failing_box, "OSError: the service is down")],
+)
+def test_a_failing_task_is_named_in_one_line(box, fragment):
+    with pytest.raises(TaskError, match="task") as info:
+        audit(
+            box,
+            X,
+            X_PRIME,
+            2_250,
+            2.0,
+            rng=np.random.default_rng(7),
+            workers=1,
+            chunk=1_000,
+            pilot=1_000,
+            discrete=False,
+        )
+    assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+def test_workers_need_a_seed_and_a_kind():
+    with pytest.raises(TypeError, match="rng"):
+        audit(normal_box, X, X_PRIME, 1_000, 2.0, workers=1, discrete=False)
+    with pytest.raises(ValueError, match="discrete"):
+        audit(normal_box, X, X_PRIME, 1_000, 2.0, rng=np.random.default_rng(0), workers=1)
+    with pytest.raises(ValueError, match="workers"):
+        audit(normal_box, X, X_PRIME, 1_000, 2.0, rng=np.random.default_rng(0), workers=0, discrete=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["gaussian", "randomized_response"])
+def test_two_worker_processes_give_the_bound_of_one(name):
+    """Real processes (spawn): the same tasks and seeds, the same LowerBound, to the bit."""
+    mech = MECHANISMS[name]
+    kw = dict(rng=None, chunk=60_000, pilot=20_000)
+    one = audit(mech, X, X_PRIME, 200_000, [2.0, 5.0], workers=1, **{**kw, "rng": np.random.default_rng(8)})
+    two = audit(mech, X, X_PRIME, 200_000, [2.0, 5.0], workers=2, **{**kw, "rng": np.random.default_rng(8)})
+    assert one == two
+    assert all(b.lower <= mech.target(b.order) for b in one)
+
+
+@pytest.mark.slow
+def test_a_failing_task_in_a_worker_stops_the_audit():
+    with pytest.raises(TaskError, match="OSError: the service is down"):
+        audit(
+            failing_box,
+            X,
+            X_PRIME,
+            2_250,
+            2.0,
+            rng=np.random.default_rng(9),
+            workers=2,
+            chunk=1_000,
+            pilot=1_000,
+            discrete=False,
+        )
+
+
+@pytest.mark.slow
+def test_coverage_with_a_pilot_is_that_of_the_in_memory_bound():
+    """200 audits of the Gaussian mechanism (eps(2) = 0.04) at 20,000 per side in tasks."""
+    gauss = MECHANISMS["gaussian"]
+    rng = np.random.default_rng(10)
+    covered = sum(
+        audit(gauss, X, X_PRIME, 20_000, 2.0, rng=rng, workers=1, chunk=6_000, pilot=4_000).lower <= gauss.target(2)
+        for _ in range(200)
+    )
+    assert covered >= 0.93 * 200
+
+
+@pytest.mark.slow
+def test_a_dask_cluster_of_two_worker_processes_gives_the_bound_of_one_process():
+    """A real LocalCluster (two worker processes, no mock): the same tasks, seeds and bound."""
+    if os.environ.get("RENYI_REQUIRE_OPTIONAL"):  # set by `make unit`, which installs the extra
+        import dask.distributed as distributed
+    else:
+        distributed = pytest.importorskip("dask.distributed")
+    gauss = MECHANISMS["gaussian"]
+    kw = dict(chunk=60_000, pilot=20_000)
+    here = audit(gauss, X, X_PRIME, 200_000, [2.0, 5.0], rng=np.random.default_rng(11), workers=1, **kw)
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        there = audit(gauss, X, X_PRIME, 200_000, [2.0, 5.0], rng=np.random.default_rng(11), scheduler=client, **kw)
+        by_address = audit(
+            gauss, X, X_PRIME, 200_000, 2.0, rng=np.random.default_rng(11), scheduler=cluster.scheduler_address, **kw
+        )
+    assert here == there
+    assert by_address == here[0]
+
+
+def test_a_black_box_by_name_from_the_command_line(tmp_path):
+    """python -m renyi audit-mechanism package.module:function: the bound, the claim, exit 3."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "mybox.py").write_text(
+        "import numpy as np\n\n\ndef noisy_sum(database, n, rng):\n"
+        "    return float(np.sum(database)) + rng.normal(0.0, 5.0, n)\n"
+    )
+    (tmp_path / "x.json").write_text("[1, 0, 0]")
+    (tmp_path / "x2.json").write_text("[0, 0, 0]")
+    cmd = [sys.executable, "-m", "renyi", "audit-mechanism", "mybox:noisy_sum", "--database", "x.json"]
+    cmd += ["--neighbour", "x2.json", "-n", "2e5", "--orders", "2", "--continuous", "--json", "--claim-epsilon", "0.01"]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert done.returncode == 3, done.stderr
+    out = json.loads(done.stdout)
+    assert out["verdict"]["refuted"] and 0 < out["bounds"][0]["lower"] <= 0.04  # epsilon(2) = 1/25 for sigma 5
+    bad = subprocess.run([*cmd[:4], "nosuchmodule:f", *cmd[5:]], cwd=tmp_path, capture_output=True, text=True)
+    assert bad.returncode == 1 and "cannot import 'nosuchmodule'" in bad.stderr and "Traceback" not in bad.stderr
