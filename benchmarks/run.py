@@ -88,16 +88,18 @@ def machine() -> dict:
     }
 
 
-def write_results(folder: Path) -> None:
-    """Write each table of this run as CSV, and machine.json, into ``folder``."""
+def write_results(folder: Path, machine_too: bool = True) -> None:
+    """Write each table of this run as CSV, and machine.json (unless told not to), into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     for table, rows in TABLES.items():
         with open(folder / f"{table}.csv", "w", newline="") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]), lineterminator="\n")
             writer.writeheader()
             writer.writerows(rows)
-    (folder / "machine.json").write_text(json.dumps(machine(), indent=2) + "\n")
-    print(f"\nwrote {', '.join(sorted(TABLES))} (.csv) and machine.json to {folder}")
+    if machine_too:
+        (folder / "machine.json").write_text(json.dumps(machine(), indent=2) + "\n")
+    also = " and machine.json" if machine_too else ""
+    print(f"\nwrote {', '.join(sorted(TABLES))} (.csv){also} to {folder}")
 
 
 def _finish(p_hat, q_hat, dx, n, h):
@@ -379,17 +381,112 @@ def chunked_benchmark(n=100_000_000, chunk=5_000_000):
     )
 
 
+def heavy_box(database, n, rng):
+    """A CPU-bound black box: a Gaussian output built from 30 draws (sampling is most of its time)."""
+    total = np.zeros(n)
+    for _ in range(30):
+        total += rng.standard_normal(n)
+    return float(np.sum(database)) + 5.0 * total / np.sqrt(30.0)
+
+
+def light_box(database, n, rng):
+    """The Gaussian mechanism as a plain callable (for the memory table)."""
+    return float(np.sum(database)) + rng.normal(0.0, 5.0, n)
+
+
+_MEMORY_PROBE = """
+import pickle, resource, sys
+import numpy as np
+sys.path.insert(0, {here!r})
+from run import light_box
+from renyi.audit import audit
+from renyi.audit.mergeable import GridCounts
+if __name__ == "__main__":
+    n = int(sys.argv[1])
+    audit(light_box, [1.0], [0.0], n, 2.0, rng=np.random.default_rng(1), workers=2, discrete=False, progress=False)
+    task = GridCounts.of(light_box([1.0], 1_000_000, np.random.default_rng(2)), 0.002)
+    print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, len(pickle.dumps(task)))
+"""
+
+
+def parallel_benchmark(sizes=(10**6, 10**7, 10**8)):
+    """audit(..., workers=k) (issue: sampling is the bottleneck): wall time with 1 and 2 workers on a
+    black box that spends most of its time sampling, the peak memory of a worker process against n,
+    and the bytes one task of 10^6 outputs sends back."""
+    import os
+    import subprocess
+    import sys
+
+    from renyi.audit import audit
+
+    print("\n# audit(..., workers=k): a CPU-bound black box, 10^7 outputs per side")
+    print("| workers | time (s) | speed-up |")
+    print("|---:|---:|---:|")
+    base = None
+    for workers in (1, 2):
+        start = time.perf_counter()
+        audit(
+            heavy_box,
+            [1.0],
+            [0.0],
+            10**7,
+            2.0,
+            rng=np.random.default_rng(3),
+            workers=workers,
+            discrete=False,
+            progress=False,
+        )
+        seconds = time.perf_counter() - start
+        base = seconds if base is None else base
+        record(
+            "parallel",
+            part="scaling",
+            n=10**7,
+            workers=workers,
+            seconds=round(seconds, 2),
+            speedup=round(base / seconds, 2),
+            cores=os.cpu_count(),
+            worker_peak_mib="",
+            task_bytes="",
+        )
+        print(f"| {workers} | {seconds:.1f} | {base / seconds:.2f} |", flush=True)
+    print("\n# peak memory of a worker process (RSS) against n per side, and the bytes of one task's counts")
+    print("| n per side | worker peak (MiB) | bytes per task |")
+    print("|---:|---:|---:|")
+    probe = _MEMORY_PROBE.format(here=str(Path(__file__).resolve().parent))
+    for n in sizes:
+        out = subprocess.run([sys.executable, "-c", probe, str(n)], capture_output=True, text=True, check=True)
+        peak_kib, task_bytes = (int(v) for v in out.stdout.split())
+        record(
+            "parallel",
+            part="memory",
+            n=n,
+            workers=2,
+            seconds="",
+            speedup="",
+            cores=os.cpu_count(),
+            worker_peak_mib=round(peak_kib / 1024, 1),
+            task_bytes=task_bytes,
+        )
+        print(f"| {n:,} | {peak_kib / 1024:.0f} | {task_bytes:,} |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6, 1e7, 1e8])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-lift", action="store_true", help="skip the Part II timings")
     parser.add_argument("--only-lift", action="store_true", help="only the Part II timings")
+    parser.add_argument("--only-parallel", action="store_true", help="only audit(..., workers=k)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder for the CSV tables (benchmarks/results)")
     args = parser.parse_args(argv)
     if args.only_lift:
         lift_benchmark()
         write_results(args.results)
+        return
+    if args.only_parallel:
+        parallel_benchmark()
+        write_results(args.results, machine_too=False)
         return
     pipelines = {
         "renyi": renyi_pipeline,
@@ -421,6 +518,7 @@ def main(argv=None):
     tail_accuracy()
     cli_benchmark()
     chunked_benchmark()
+    parallel_benchmark()
     if not args.skip_lift:
         lift_benchmark()
     write_results(args.results)

@@ -32,6 +32,14 @@ def nan_box(database, n, rng):
     return out
 
 
+def hanging_box(database, n, rng):
+    if n < 300:
+        import time
+
+        time.sleep(120)
+    return rng.normal(0.0, 1.0, n)
+
+
 def failing_box(database, n, rng):
     if n < 300:
         raise OSError("the service is down")
@@ -240,3 +248,55 @@ def test_a_black_box_by_name_from_the_command_line(tmp_path):
     assert out["verdict"]["refuted"] and 0 < out["bounds"][0]["lower"] <= 0.04  # epsilon(2) = 1/25 for sigma 5
     bad = subprocess.run([*cmd[:4], "nosuchmodule:f", *cmd[5:]], cwd=tmp_path, capture_output=True, text=True)
     assert bad.returncode == 1 and "cannot import 'nosuchmodule'" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.slow
+def test_a_hanging_task_stops_the_audit_and_leaves_no_worker_running():
+    import multiprocessing
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(TaskError, match=r"task 1 \(database, 250 outputs\) did not finish within 5 s"):
+        audit(
+            hanging_box,
+            X,
+            X_PRIME,
+            2_250,
+            2.0,
+            rng=np.random.default_rng(12),
+            workers=2,
+            chunk=1_000,
+            pilot=1_000,
+            discrete=False,
+            task_timeout=5,
+        )
+    assert time.monotonic() - started < 60  # not the two minutes the black box sleeps
+    deadline = time.monotonic() + 10
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not multiprocessing.active_children()
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_how_many_outputs_were_drawn(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "slowbox.py").write_text(
+        "import time\n\nimport numpy as np\n\n\ndef slow(database, n, rng):\n"
+        "    time.sleep(0.5)\n    return rng.normal(0.0, 5.0, n)\n"
+    )
+    (tmp_path / "x.json").write_text("[1]")
+    (tmp_path / "x2.json").write_text("[0]")
+    cmd = [sys.executable, "-m", "renyi", "audit-mechanism", "slowbox:slow", "--database", "x.json", "--neighbour"]
+    cmd += ["x2.json", "-n", "1e6", "--chunk", "20000", "--orders", "2", "--continuous", "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    drawn = int(err.split("interrupted after ")[1].split(" of ")[0].replace(",", ""))
+    assert 0 < drawn < 2_000_000 and "of 2,000,000 outputs were drawn" in err and "Traceback" not in err

@@ -75,6 +75,7 @@ def audit_in_tasks(
     bandwidth=None,
     progress=None,
     scheduler=None,
+    task_timeout=None,
 ):
     """The fit of two samples drawn in tasks (in ``workers`` processes; 1: here).
 
@@ -103,6 +104,9 @@ def audit_in_tasks(
     scheduler : str or dask.distributed.Client, optional
         Run the tasks on a Dask cluster (its address, or a client) instead of local
         processes; the workers need ``renyi`` and the black box's package.
+    task_timeout : float, optional
+        Seconds a task may take once the audit waits for it (worker processes and Dask
+        only); a task that hangs stops the audit with a :class:`TaskError` naming it.
 
     Returns
     -------
@@ -127,19 +131,23 @@ def audit_in_tasks(
         for size in sizes[which]:
             seed = task_seeds[len(jobs)]
             jobs.append((side, (sampler, data, size, seed, dx, f"task {len(jobs)} ({which}, {size:,} outputs)")))
-    for side, counts in _run(jobs, workers, progress, scheduler):
-        merged[side].merge(counts)
+    try:
+        for side, counts in _run(jobs, workers, progress, scheduler, task_timeout):
+            merged[side].merge(counts)
+    except KeyboardInterrupt:
+        drawn = merged[0].n + merged[1].n
+        raise KeyboardInterrupt(f"interrupted after {drawn:,} of {n_p + n_q:,} outputs were drawn") from None
     if discrete:
         return fit_from_outcomes(*merged)
     return fit_from_counts(merged[0], merged[1], h, scale)
 
 
-def _run(jobs, workers, progress, scheduler=None):
+def _run(jobs, workers, progress, scheduler=None, timeout=None):
     """Each job's ``(side, counts)``, in job order, however the workers finish."""
     bar = _bar(len(jobs), progress)
     try:
         if scheduler is not None:
-            yield from _run_on_dask(jobs, scheduler, bar)
+            yield from _run_on_dask(jobs, scheduler, bar, timeout)
             return
         if workers == 1:
             for side, args in jobs:
@@ -151,10 +159,7 @@ def _run(jobs, workers, progress, scheduler=None):
             futures = [(side, args[-1], pool.submit(_run_task, *args)) for side, args in jobs]
             try:
                 for side, what, future in futures:
-                    try:
-                        counts = future.result()
-                    except Exception as exc:
-                        raise TaskError(f"{what} failed: {type(exc).__name__}: {exc}") from None
+                    counts = _result(future, what, timeout)
                     bar.update(1)
                     yield side, counts
             except BaseException:
@@ -167,6 +172,18 @@ def _run(jobs, workers, progress, scheduler=None):
                 raise
     finally:
         bar.close()
+
+
+def _result(future, what, timeout):
+    """A task's counts, or one :class:`TaskError` line: what failed, or that it hung."""
+    from concurrent.futures import TimeoutError as FuturesTimeout
+
+    try:
+        return future.result(timeout=timeout)
+    except (FuturesTimeout, TimeoutError):
+        raise TaskError(f"{what} did not finish within {timeout:g} s (task_timeout); the audit stopped") from None
+    except Exception as exc:
+        raise TaskError(f"{what} failed: {type(exc).__name__}: {exc}") from None
 
 
 def _guarded(args, raw=False):
@@ -201,7 +218,7 @@ def _bar(total, progress):
     return tqdm(total=total, unit="task", desc="drawing", file=sys.stderr)
 
 
-def _run_on_dask(jobs, scheduler, bar):
+def _run_on_dask(jobs, scheduler, bar, timeout=None):
     """The jobs as tasks of a Dask cluster (a client, or the address of its scheduler)."""
     from dask.distributed import Client
 
@@ -210,10 +227,7 @@ def _run_on_dask(jobs, scheduler, bar):
     futures = [(side, args[-1], client.submit(_run_task, *args, pure=False)) for side, args in jobs]
     try:
         for side, what, future in futures:
-            try:
-                counts = future.result()
-            except Exception as exc:
-                raise TaskError(f"{what} failed: {type(exc).__name__}: {exc}") from None
+            counts = _result(future, what, timeout)
             bar.update(1)
             yield side, counts
     finally:

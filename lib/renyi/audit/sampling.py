@@ -31,6 +31,7 @@ def audit(
     chunk=None,
     pilot=None,
     progress=None,
+    task_timeout=None,
     **estimator_options,
 ):
     r"""Sample a mechanism on two adjacent databases and bound its :math:`\varepsilon(\lambda)` from below.
@@ -73,6 +74,9 @@ def audit(
         Pilot outputs per sample (default 262,144; with ``workers`` only).
     progress : bool, optional
         A progress bar on standard error while tasks run (default: when it is a terminal).
+    task_timeout : float, optional
+        Seconds the audit waits for one task (worker processes and Dask): a black box that
+        hangs stops the audit with one line naming the task, and no worker is left running.
     **estimator_options
         Passed to :func:`rdp_lower_bound` (``alpha``, ``discrete``,
         ``bandwidth``, ``floor``, ``beta``, ``bias_correction``, ``direction``,
@@ -140,7 +144,7 @@ def audit(
             orders,
             rng,
             workers,
-            dict(chunk=chunk, pilot=pilot, progress=progress, scheduler=scheduler),
+            dict(chunk=chunk, pilot=pilot, progress=progress, scheduler=scheduler, task_timeout=task_timeout),
             estimator_options,
         )
     rng_p, rng_q = rng.spawn(2) if rng is not None else (None, None)
@@ -194,5 +198,6 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
         bandwidth=None if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth"),
         progress=controls["progress"],
         scheduler=controls["scheduler"],
+        task_timeout=controls["task_timeout"],
     )
     return bounds_from_fit(fit, orders, **options)
