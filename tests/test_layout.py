@@ -38,3 +38,87 @@ def test_the_layout_check_can_fail():
     listed = listed_modules()
     assert "lift/optimum/boxes/tree.py" in listed and "audit/pipeline.py" in listed
     assert "tree.py" not in listed  # nested names are not flattened
+
+
+def _modules():
+    """Every module of the library: dotted name -> (path, parsed tree)."""
+    import ast
+
+    out = {}
+    for path in LIB.rglob("*.py"):
+        parts = list(path.relative_to(LIB.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = (path, ast.parse(path.read_text(encoding="utf-8")))
+    return out
+
+
+def _imports(name, path, tree, *, top_level_only):
+    """(imported module, names) of each relative or renyi import in a module."""
+    import ast
+
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    nodes = tree.body if top_level_only else ast.walk(tree)
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif (node.module or "").startswith("renyi"):
+                target = node.module
+            else:
+                continue
+            yield target, [alias.name for alias in node.names]
+
+
+def test_no_module_imports_another_modules_private_names():
+    """A package may import its own private modules (``lift._numerics``), never a private name."""
+    modules = _modules()
+    offenders = []
+    for name, (path, tree) in modules.items():
+        for target, names in _imports(name, path, tree, top_level_only=False):
+            private = [
+                n for n in names if n.startswith("_") and not n.startswith("__") and f"{target}.{n}" not in modules
+            ]
+            if private and target != name:
+                offenders.append(f"{name} takes {private} from {target}")
+    assert not offenders, offenders
+
+
+def test_re_exports_live_only_in_package_faces():
+    offenders = [
+        str(path.relative_to(LIB))
+        for path in LIB.rglob("*.py")
+        if path.name != "__init__.py" and "noqa: F401" in path.read_text(encoding="utf-8")
+    ]
+    assert not offenders, offenders
+
+
+def test_no_import_circles_between_modules():
+    """Module-level imports form no cycle (a package's face importing its own modules aside)."""
+    modules = _modules()
+    graph = {name: set() for name in modules}
+    for name, (path, tree) in modules.items():
+        for target, names in _imports(name, path, tree, top_level_only=True):
+            for candidate in [f"{target}.{n}" for n in names] + [target]:
+                if candidate in modules and candidate != name and not name.startswith(candidate + "."):
+                    if not candidate.startswith(name + "."):  # a face importing its own modules
+                        graph[name].add(candidate)
+                    break
+    seen, stack, cycles = set(), [], []
+
+    def visit(node):
+        if node in stack:
+            cycles.append(stack[stack.index(node) :] + [node])
+            return
+        if node in seen:
+            return
+        seen.add(node)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            visit(nxt)
+        stack.pop()
+
+    for node in sorted(graph):
+        visit(node)
+    assert not cycles, cycles
