@@ -204,7 +204,7 @@ class LeakageModel(GeneralLeakageModel):
         The fast paths of :func:`~renyi.lift.optimum.global_optimum` (Theorem 1's bound, the
         :math:`D_2` relaxation, the box branch and bound) depend on the matrix, not on the
         class that holds it: a :class:`GeneralLeakageModel` with a square :math:`A` of
-        condition number below :data:`MAX_CONDITION` gets them too.  Its :math:`P_Y` is kept
+        condition number below ``MAX_CONDITION`` gets them too.  Its :math:`P_Y` is kept
         as given (not recomputed as :math:`A^{-1}P_X`).
 
         Parameters

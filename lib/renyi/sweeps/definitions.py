@@ -3,7 +3,7 @@ r"""The Part I sweeps: their definitions, their tasks, and the rows one task com
 Each sweep of :mod:`renyi.sweeps` is a dict of parameters in :data:`SWEEPS`; a
 :class:`Task` is one (sweep, case, n, block of replicates), drawing from its own stream
 ``SeedSequence(ROOT_SEED, spawn_key=task.key)``; :func:`run_task` computes its rows and
-:func:`summarize` aggregates them for the chapters.  Writing files, caching parts and the
+:func:`~renyi.sweeps.summaries.summarize` aggregates them for the chapters.  Writing files, caching parts and the
 manifest are :mod:`renyi.sweeps`' job.
 """
 
