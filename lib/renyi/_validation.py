@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 
 import numpy as np
 
@@ -184,6 +185,13 @@ def as_int(value, name: str, *, minimum: int = 1, maximum: int | None = None) ->
             wanted = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum, f"an integer >= {minimum}")
         raise ValueError(f"{name} must be {wanted}, got {value!r}")
     return int(value)
+
+
+def as_workers(value, name: str = "workers") -> int:
+    """A process count: an integer >= 1, or -1 for every core of this machine."""
+    if not isinstance(value, bool) and isinstance(value, (numbers.Integral, np.integer)) and value == -1:
+        return os.cpu_count() or 1
+    return as_int(value, name)
 
 
 def as_generator(rng, name: str = "rng", *, allow_none: bool = False, why_none: str = ""):

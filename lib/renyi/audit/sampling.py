@@ -8,11 +8,9 @@ draws them in tasks, each output once, and bounds the fit merged from their coun
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-from .._validation import as_generator, as_int, as_positive_scalar
+from .._validation import as_generator, as_int, as_positive_scalar, as_workers
 from .pipeline import bounds_from_fit, rdp_lower_bound
 
 __all__ = ["audit"]
@@ -170,9 +168,7 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
     from .mergeable import PILOT_SIZE
     from .parallel import CHUNK, audit_in_tasks
 
-    if isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and workers == -1:
-        workers = os.cpu_count() or 1
-    workers = as_int(workers, "workers", minimum=1)
+    workers = as_workers(workers)
     if rng is None:
         raise TypeError("workers needs rng (a numpy.random.Generator): each task's stream is spawned from it")
     discrete = options.pop("discrete", None)

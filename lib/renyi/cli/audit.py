@@ -17,6 +17,7 @@ import sys
 import numpy as np
 
 from .. import __version__
+from .._docs import CLI_MAIN, fill
 from .samples_io import UserError, load_samples
 
 EXAMPLES = """\
@@ -386,19 +387,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@fill(cli_main=CLI_MAIN)
 def main(argv: list[str] | None = None) -> int:
     """Run ``python -m renyi``: parse, dispatch, and turn user errors into one line and a status.
 
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments (default: ``sys.argv[1:]``).
+    Exit statuses: 0 done (a claim, if given, not refuted), 1 user error, 2 usage error,
+    3 claim refuted, 130 interrupted.
 
-    Returns
-    -------
-    int
-        The exit status: 0 done (a claim, if given, not refuted), 1 user error, 2 usage
-        error, 3 claim refuted, 130 interrupted.
+    {{cli_main}}
     """
     args = build_parser().parse_args(argv)
     args.status = 0

@@ -38,13 +38,12 @@ smallest and says which it is.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..._validation import as_int, as_real_scalar
+from ..._validation import as_int, as_real_scalar, as_workers
 from .._numerics import NEGLIGIBLE_WEIGHT
 from ..channels import build_mechanism
 from ..model import GeneralLeakageModel, LeakageModel, check_eps, check_order
@@ -173,7 +172,7 @@ def global_optimum(
     eps, alpha = check_eps(eps), check_order(order)
     rtol, time_limit, max_cones = check_search(model, rtol, time_limit, max_cones)
     seed = as_int(seed, "seed", minimum=0)
-    workers = check_workers(workers)
+    workers = as_workers(workers)
     settings = check_settings(settings)
     started = time.perf_counter()
     out_of_time = clock(time_limit)
@@ -237,13 +236,6 @@ def check_search(model, rtol, time_limit, max_cones):
         if time_limit <= 0:
             raise ValueError(f"time_limit must be > 0 seconds or None, got {time_limit!r}")
     return rtol, time_limit, as_int(max_cones, "max_cones")
-
-
-def check_workers(workers):
-    """``workers`` as a process count: an int >= 1, or -1 for every core."""
-    if isinstance(workers, (int, np.integer)) and not isinstance(workers, bool) and workers == -1:
-        return os.cpu_count() or 1
-    return as_int(workers, "workers")
 
 
 def check_settings(settings):
