@@ -80,6 +80,15 @@ def pmf_renyi(p, q, lam):
     return float(np.log(np.sum(p**lam * q ** (1 - lam))) / (lam - 1))
 
 
+def pmf_renyi_log(p, q, lam):
+    """D_lam(p || q) of two pmfs, the textbook sum taken in log space (tails of 1e-27 at order 100)."""
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    m = p > 0
+    terms = lam * np.log(p[m]) + (1 - lam) * np.log(q[m])
+    top = terms.max()
+    return float((top + math.log(math.fsum(np.exp(terms - top)))) / (lam - 1))
+
+
 def quad_renyi(logpdf_p, logpdf_q, lam, points=(), span=400.0):
     """D_lam by adaptive quadrature (scipy.integrate.quad) of the exact densities, split at kinks."""
     if lam == 1:
@@ -97,3 +106,53 @@ def quad_renyi(logpdf_p, logpdf_q, lam, points=(), span=400.0):
         for a, b in zip(pieces[:-1], pieces[1:])
     )
     return val if lam == 1 else math.log(val) / (lam - 1)
+
+
+def box_minimum_two_cells(p_box, q_box, lam, points=4001):
+    """min over a dense grid of F = p^lam q^(1-lam) + (1-p)^lam (1-q)^(1-lam), p and q in their boxes.
+
+    Two cells, the second pinned by the simplex: the grid's minimum is attained at a feasible
+    pair, so it is an upper bound for the true minimum and within the grid's spacing of it.
+    Returns log of the minimum.
+    """
+    p = np.linspace(*p_box, points)[:, None]
+    q = np.linspace(*q_box, points)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_terms = np.stack([lam * np.log(p) + (1 - lam) * np.log(q), lam * np.log1p(-p) + (1 - lam) * np.log1p(-q)])
+    log_terms = np.where(np.isnan(log_terms), -np.inf, log_terms)
+    top = log_terms.max(axis=0)
+    total = top + np.log(np.exp(log_terms[0] - top) + np.exp(log_terms[1] - top))
+    return float(np.nanmin(total))
+
+
+def box_minimum_multistart(lower_p, upper_p, lower_q, upper_q, lam, *, starts=20, seed=0):
+    """log min of sum p^lam q^(1-lam) over boxes (last cell free) by SLSQP from random starts.
+
+    Every accepted point is checked feasible to 1e-12, so the value is an upper bound for the
+    true minimum.
+    """
+    rng = np.random.default_rng(seed)
+    k = len(lower_p)
+    bounds = list(zip(np.r_[lower_p, lower_q], np.r_[upper_p, upper_q]))
+
+    def objective(x):
+        p = np.append(x[:k], 1 - x[:k].sum())
+        q = np.append(x[k:], 1 - x[k:].sum())
+        p, q = np.clip(p, 0, None), np.clip(q, 1e-300, None)
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = float(np.sum(np.where(p > 0, p**lam * q ** (1 - lam), 0.0)))
+        return min(value, 1e300)  # SLSQP needs finite values; such points are never the minimum
+
+    cons = [{"type": "ineq", "fun": lambda x: 1 - x[:k].sum()}, {"type": "ineq", "fun": lambda x: 1 - x[k:].sum()}]
+    best = math.inf
+    for _ in range(starts):
+        x0 = np.array([rng.uniform(lo, hi) for lo, hi in bounds])
+        res = optimize.minimize(
+            objective, x0, bounds=bounds, constraints=cons, method="SLSQP", options={"ftol": 1e-15, "maxiter": 2000}
+        )
+        x = res.x
+        feasible = x[:k].sum() <= 1 + 1e-12 and x[k:].sum() <= 1 + 1e-12
+        feasible &= all(lo - 1e-12 <= v <= hi + 1e-12 for v, (lo, hi) in zip(x, bounds))
+        if feasible and np.isfinite(res.fun):
+            best = min(best, objective(np.clip(x, [b[0] for b in bounds], [b[1] for b in bounds])))
+    return math.log(best)

@@ -14,6 +14,8 @@ The estimator of Section III in one module per step:
   :mod:`~renyi.audit.parallel` with :mod:`~renyi.audit.mergeable`, which draw it in tasks on
   worker processes or a Dask cluster, each output once;
 * :mod:`~renyi.audit.streaming`: the same fit from chunks, memory independent of n;
+* :mod:`~renyi.audit.finite_sample` with :mod:`~renyi.audit.box_minimum`: for discrete outputs,
+  a bound that holds at every sample size (confidence boxes and a certified minimum);
 * :mod:`~renyi.audit.claims`: claimed curves and the family-wise :func:`verdict`;
 * :mod:`~renyi.audit.bounds`: the :class:`LowerBound` record;
 * :mod:`~renyi.audit.baselines` and :mod:`~renyi.audit.smoothness`: the naive, hard-floor
@@ -33,6 +35,7 @@ from .delta_method import (
     floored_estimate,
     second_order_bias,
 )
+from .finite_sample import finite_sample_bounds
 from .floor import default_floor, paper_floor, softmax_derivative, softmax_floor
 from .pipeline import DIRECTIONS, bounds_from_fit, fit_densities, rdp_lower_bound
 from .sampling import audit
@@ -53,6 +56,7 @@ __all__ = [
     "claim_pure_dp",
     "claim_zcdp",
     "claim_gaussian",
+    "finite_sample_bounds",
     "fit_densities_chunked",
     "array_chunks",
     "bound_from_densities",

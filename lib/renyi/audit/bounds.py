@@ -82,6 +82,23 @@ class LowerBound:
     level : float
         The one-sided level of this direction's bound: ``alpha``, or
         ``alpha / 2`` for each of the two bounds when both directions were audited.
+        For ``method="finite-sample"`` it is ``alpha``: one event covers every bound.
+    method : str
+        ``"delta"`` (eq. 16, asymptotic) or ``"finite-sample"``
+        (:func:`~renyi.audit.finite_sample.finite_sample_bounds`, valid for every n).  For the
+        latter ``floor``, ``beta`` and ``bandwidth`` are ``None``, ``std_error`` is 0,
+        ``estimate`` is the plug-in on the cells (``inf`` when a cell of the second
+        law is empty) and ``cells`` counts the cells the boxes are built on.
+    primal : float or None
+        Finite-sample bounds only: the divergence at a pair of pmfs inside both confidence
+        boxes, so no bound from these boxes can exceed it; ``primal - lower`` is what the
+        certificate leaves on the table.
+    event : str
+        Finite-sample bounds only: the name of their confidence event; bounds that share it
+        spend their level once in a :func:`~renyi.audit.verdict`.
+    held_out : tuple of int
+        Finite-sample bounds only: the outputs per side that chose the cells (not used in
+        the bound).
     """
 
     order: float
@@ -92,8 +109,8 @@ class LowerBound:
     n_p: int
     n_q: int
     bandwidth: float | None
-    floor: float
-    beta: float
+    floor: float | None
+    beta: float | None
     discrete: bool
     cells: int
     bias: float = 0.0
@@ -105,6 +122,10 @@ class LowerBound:
     directions: tuple = ()
     level: float | None = None
     warnings: tuple = ()
+    method: str = "delta"
+    primal: float | None = None
+    event: str = ""
+    held_out: tuple = (0, 0)
 
     @property
     def sigma(self) -> float:
@@ -141,6 +162,12 @@ class LowerBound:
         return out
 
     def __str__(self) -> str:
+        if self.method == "finite-sample":
+            return (
+                f"order {self.order:g} ({self.direction}): finite-sample lower bound {self.lower:.6g}"
+                f"{' (trivial: no evidence)' if self.trivial else ''} (alpha={self.alpha:g}, every n; "
+                f"at most {self.primal:.6g} from these boxes; {self.cells:,} cells)"
+            )
         correction = f" - bias {max(self.bias, 0.0):.3g}" if self.bias_corrected else ""
         text = (
             f"order {self.order:g} ({self.direction}): lower bound {self.lower:.6g}"

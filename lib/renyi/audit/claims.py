@@ -51,7 +51,8 @@ class VerdictRow:
         Its one-sided error level.
     margin : float
         ``(lower - claimed) / std_error``: how many standard errors the bound lies above
-        the claim (positive: this row refutes it).
+        the claim (positive: this row refutes it); ``+inf`` or ``-inf`` for a finite-sample
+        bound, which has no standard error.
     refutes : bool
     """
 
@@ -90,17 +91,18 @@ class Verdict:
 
     def __str__(self) -> str:
         if self.refuted:
-            worst = max(self.refuting, key=lambda row: row.margin)
+            worst = max(self.refuting, key=lambda row: (row.margin, row.lower - row.claimed))
+            by = "(a finite-sample bound)" if math.isinf(worst.margin) else f"by {worst.margin:.2f} standard errors"
             return (
                 f"claim REFUTED at family-wise level {self.alpha:g}: at order {worst.order:g} ({worst.direction}) "
-                f"the lower bound {worst.lower:.6g} exceeds the claimed {worst.claimed:.6g} "
-                f"by {worst.margin:.2f} standard errors"
+                f"the lower bound {worst.lower:.6g} exceeds the claimed {worst.claimed:.6g} {by}"
             )
-        closest = max(self.rows, key=lambda row: row.margin)
+        closest = max(self.rows, key=lambda row: (row.margin, row.lower - row.claimed))
         return (
             f"claim not refuted at family-wise level {self.alpha:g} ({len(self.rows)} tests); closest: order "
             f"{closest.order:g} ({closest.direction}), lower bound {closest.lower:.6g} vs claimed "
-            f"{closest.claimed:.6g} ({closest.margin:+.2f} standard errors)"
+            f"{closest.claimed:.6g}"
+            + ("" if math.isinf(closest.margin) else f" ({closest.margin:+.2f} standard errors)")
         )
 
 
@@ -208,7 +210,13 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
                     refutes=one.lower > value,
                 )
             )
-    spent = sum(row.level for row in rows)
+    # bounds that share a confidence event (finite-sample boxes) spend its level once
+    events = {}
+    for bound in bounds:
+        for one in bound.directions or (bound,):
+            key = one.event or id(one)
+            events[key] = max(events.get(key, 0.0), one.level or one.alpha)
+    spent = sum(events.values())
     if spent > alpha * (1 + _LEVEL_SLACK):
         per_order = alpha / len(bounds)
         raise ValueError(
@@ -222,6 +230,9 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
 
 def test_claim(samples_p, samples_q, claimed, orders, *, alpha=0.05, **options) -> Verdict:
     """Bound the samples' divergence at ``alpha / len(orders)`` per order and return the :func:`verdict`.
+
+    With ``method="finite-sample"`` every order and direction comes from one confidence event
+    at level ``alpha``, so nothing is split.
 
     Parameters
     ----------
@@ -261,7 +272,9 @@ def test_claim(samples_p, samples_q, claimed, orders, *, alpha=0.05, **options) 
 
     alpha = as_probability(alpha, "alpha")
     orders, _ = as_orders(orders)
-    bounds = rdp_lower_bound(samples_p, samples_q, orders, alpha=alpha / len(orders), **options)
+    # the finite-sample boxes hold jointly for every order: no split of the level
+    per_order = alpha if options.get("method") == "finite-sample" else alpha / len(orders)
+    bounds = rdp_lower_bound(samples_p, samples_q, orders, alpha=per_order, **options)
     return verdict(bounds, claimed, alpha=alpha)
 
 

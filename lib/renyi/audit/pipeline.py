@@ -27,6 +27,7 @@ from .bandwidth import robust_scale, strided_subsample
 from .bounds import DensityFit, LowerBound
 from .delta_method import MAX_ORDER, MIN_SAMPLES, PlugIn, bound_one_direction
 from .density import TAILS, kde_on_checked_grid
+from .finite_sample import finite_sample_bounds
 from .floor import KERNEL_ROUGHNESS, default_floor, paper_floor
 from .frequencies import relative_frequencies
 
@@ -73,6 +74,9 @@ def rdp_lower_bound(
     bias_correction=True,
     direction="both",
     tails="absolute",
+    method="delta",
+    support=None,
+    split=None,
 ):
     r"""Lower confidence bound(s) for :math:`\varepsilon(\lambda)` from two samples (eq. 16).
 
@@ -126,6 +130,18 @@ def rdp_lower_bound(
         The KDE algorithm (:func:`~renyi.audit.density.kde_on_grid`): linear binning
         and FFT, or the tail-accurate fast Gauss transform.  The bounds agree
         to a small fraction of a standard error; ignored for discrete outputs.
+    method : {"delta", "finite-sample"}, default "delta"
+        ``"delta"``: eq. (16), valid as :math:`n\to\infty`.  ``"finite-sample"`` (discrete
+        outputs only): :func:`~renyi.audit.finite_sample.finite_sample_bounds`, which holds
+        with probability at least :math:`1-\alpha` for *every* :math:`n`, jointly over all
+        orders and both directions (so ``direction="both"`` costs no level); ``bandwidth``,
+        ``floor``, ``beta``, ``bias_correction`` and ``tails`` do not apply to it.
+    support : array_like, optional
+        ``method="finite-sample"`` only: every outcome the mechanism can produce; an output
+        outside it is an error.  See :func:`~renyi.audit.finite_sample.group_outcomes`.
+    split : float, optional
+        ``method="finite-sample"`` only: the fraction of each sample held out to choose the
+        cells (default 0 for a declared support of two outcomes or boolean outputs, else 0.2).
 
     Returns
     -------
@@ -176,10 +192,40 @@ def rdp_lower_bound(
     >>> bound.lower < 2 / (2 * 5**2)    # the true epsilon(2) = 0.04
     True
     """
+    if method == "finite-sample":
+        _check_finite_sample_options(samples_p, samples_q, discrete, bandwidth, floor, beta, bias_correction, tails)
+        return finite_sample_bounds(
+            samples_p, samples_q, orders, alpha=alpha, support=support, split=split, direction=direction
+        )
+    if method != "delta":
+        raise ValueError(f"method must be 'delta' or 'finite-sample', got {method!r}")
+    if support is not None or split is not None:
+        raise ValueError("support and split apply to method='finite-sample' only")
     fit = fit_densities(samples_p, samples_q, discrete=discrete, bandwidth=bandwidth, tails=tails)
     return bounds_from_fit(
         fit, orders, alpha=alpha, floor=floor, beta=beta, bias_correction=bias_correction, direction=direction
     )
+
+
+def _check_finite_sample_options(samples_p, samples_q, discrete, bandwidth, floor, beta, bias_correction, tails):
+    """Refuse the delta method's tuning, and continuous outputs, for ``method="finite-sample"``."""
+    tuned = {
+        "bandwidth": bandwidth is not None,
+        "floor": floor is not None,
+        "beta": beta is not None,
+        "bias_correction": bias_correction is not True,
+        "tails": tails != "absolute",
+    }
+    given = [name for name, set_ in tuned.items() if set_]
+    if given:
+        verb = "tunes" if len(given) == 1 else "tune"
+        raise ValueError(f"{', '.join(given)} {verb} the delta method; method='finite-sample' has no such option")
+    a, b = as_samples(samples_p, "samples_p"), as_samples(samples_q, "samples_q")
+    if not _infer_kind(a, b, discrete):
+        raise ValueError(
+            "method='finite-sample' is for discrete outputs (integers, booleans or rows); these look "
+            "continuous: pass discrete=True if they are outcomes, or use the delta method"
+        )
 
 
 def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails="absolute") -> DensityFit:

@@ -171,6 +171,11 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
     workers = as_workers(workers)
     if rng is None:
         raise TypeError("workers needs rng (a numpy.random.Generator): each task's stream is spawned from it")
+    if options.get("method", "delta") != "delta":
+        raise ValueError(
+            "method='finite-sample' holds out part of each sample to choose its cells, so it draws in "
+            "one process: drop workers and scheduler"
+        )
     discrete = options.pop("discrete", None)
     if discrete is None:
         raise ValueError("with workers, set discrete=True or False (outputs are binned as they are drawn)")

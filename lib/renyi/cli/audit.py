@@ -94,6 +94,22 @@ def _cmd_audit(args) -> int:
             file=sys.stderr,
         )
     claim = claim_of(args)
+    if args.finite_sample:
+        _refuse_delta_options(args)
+        bounds = rdp_lower_bound(
+            p,
+            q,
+            args.orders,
+            alpha=args.alpha,  # one confidence event for every order and direction
+            discrete=discrete,
+            direction=args.direction,
+            method="finite-sample",
+            support=_support(args.support),
+            split=args.split,
+        )
+        return report(bounds, claim, args)
+    if args.support is not None or args.split is not None:
+        raise UserError("--support and --split belong to --finite-sample")
     # With a claim, each order gets alpha / k, so that the verdict is family-wise at alpha.
     level = args.alpha / len(args.orders) if claim is not None else args.alpha
     bounds = rdp_lower_bound(
@@ -109,6 +125,39 @@ def _cmd_audit(args) -> int:
         direction=args.direction,
     )
     return report(bounds, claim, args)
+
+
+def _refuse_delta_options(args) -> None:
+    given = [
+        option
+        for option, value in (
+            ("--bandwidth", args.bandwidth),
+            ("--floor", args.floor),
+            ("--beta", args.beta),
+            ("--no-bias-correction", args.no_bias_correction or None),
+            ("--continuous", args.continuous or None),
+        )
+        if value is not None
+    ]
+    if given:
+        raise UserError(f"{given[0]} tunes the delta method; --finite-sample has no such option")
+
+
+def _support(text):
+    """``A:B`` (the integers A to B) or ``v1,v2,...``: the outcomes a mechanism can produce."""
+    if text is None:
+        return None
+    try:
+        if ":" in text:
+            low, high = (int(part) for part in text.split(":"))
+            if high < low:
+                raise UserError(f"--support {text}: the range A:B needs A <= B")
+            return np.arange(low, high + 1)
+        return np.array([float(v) if "." in v else int(v) for v in text.split(",")])
+    except ValueError:
+        raise UserError(
+            f"--support must be A:B (integers) or a comma-separated list of outcomes, got {text!r}"
+        ) from None
 
 
 def report(bounds, claim, args) -> int:
@@ -151,11 +200,39 @@ def report(bounds, claim, args) -> int:
                 }
             )
         return REFUTED if result is not None and result.refuted else 0
-    _print_bounds(bounds, args.direction)
+    if bounds[0].method == "finite-sample":
+        _print_finite_sample(bounds)
+    else:
+        _print_bounds(bounds, args.direction)
     if result is not None:
+        if bounds[0].method == "finite-sample":
+            print(f"verdict: {result} (one confidence event for every order and direction)")
+            return REFUTED if result.refuted else 0
         print(f"verdict: {result} (each order at alpha/{len(args.orders)}, each direction at half of that)")
         return REFUTED if result.refuted else 0
     return 0
+
+
+def _print_finite_sample(bounds) -> None:
+    """The table of ``audit --finite-sample``: cells, one row per order."""
+    first = bounds[0]
+    level = 100 * (1 - first.alpha)
+    held = first.held_out
+    chosen = (
+        f"{first.cells:,} cells, chosen on {held[0]:,} + {held[1]:,} held-out outputs"
+        if held[0]
+        else f"{first.cells:,} cells, the declared support"
+    )
+    print(f"samples: n_p={first.n_p:,}  n_q={first.n_q:,}  discrete, finite-sample bound on {chosen}")
+    print(f"{'order':>7} {'direction':>9} {'estimate':>11} {'at most':>11} {f'lower({level:g}%)':>12}")
+    for b in bounds:
+        mark = " (trivial)" if b.trivial else ""
+        print(f"{b.order:7g} {b.direction:>9} {b.estimate:11.6g} {b.primal:11.6g} {b.lower:12.6g}{mark}")
+    print(
+        f"Every 'lower' holds at once with probability >= {level:g}% for any sample size (outputs i.i.d.);\n"
+        "'at most' is the divergence at a pair of pmfs inside both confidence boxes: no bound from these "
+        "boxes is larger."
+    )
 
 
 def _print_bounds(bounds, direction) -> None:
@@ -369,6 +446,25 @@ def build_parser() -> argparse.ArgumentParser:
         default="both",
         help="bound D(P||Q) and D(Q||P) at alpha/2 each and report the larger (default), or one direction at alpha",
     )
+    a.add_argument(
+        "--finite-sample",
+        action="store_true",
+        help="discrete outputs: a bound valid for every n (confidence boxes and a certified minimum), "
+        "one level for all orders and directions",
+    )
+    a.add_argument(
+        "--support",
+        metavar="A:B",
+        help="with --finite-sample: every outcome the mechanism can produce (integers A to B, or a,b,c); "
+        "an output outside it is an error",
+    )
+    a.add_argument(
+        "--split",
+        type=float,
+        metavar="F",
+        help="with --finite-sample: fraction of each sample held out to choose the cells "
+        "(default 0 for a two-outcome support, else 0.2)",
+    )
     a.add_argument("--decimal-comma", action="store_true", help="text files use decimal commas (1,5 = 1.5)")
     a.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_claim_options(a)
@@ -431,6 +527,10 @@ _CLI_WORDS = [
     ("bias_correction=False", "--no-bias-correction"),
     ("floor=", "--floor "),
     ("alpha ", "--alpha "),
+    ("method='finite-sample'", "--finite-sample"),
+    ("support=...", "--support A:B"),
+    ("split=0", "--split 0"),
+    ("split=", "--split "),
 ]
 
 

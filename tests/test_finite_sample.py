@@ -1,0 +1,259 @@
+"""renyi.audit.finite_sample and box_minimum: the bound for discrete outputs that holds at every n."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from oracles import box_minimum_multistart, box_minimum_two_cells, pmf_renyi, pmf_renyi_log
+from renyi.audit import audit, claim_pure_dp, rdp_lower_bound, test_claim, verdict
+from renyi.audit.box_minimum import box_minimum
+from renyi.audit.finite_sample import clopper_pearson, finite_sample_bounds, group_outcomes
+from renyi.cli.audit import REFUTED, main
+from statsmodels.stats.proportion import proportion_confint
+
+
+def rr_pmfs(eps0):
+    keep = math.exp(eps0) / (1 + math.exp(eps0))
+    return np.array([1 - keep, keep]), np.array([keep, 1 - keep])
+
+
+def rr_divergence(eps0, order):
+    """D_order of binary randomized response in log space.
+
+    eps0 + log((1 + e^-(2 order - 1) eps0) / (1 + e^-eps0)) / (order - 1).
+    """
+    return eps0 + (math.log1p(math.exp(-(2 * order - 1) * eps0)) - math.log1p(math.exp(-eps0))) / (order - 1)
+
+
+def geometric_pmfs(eps, span=120):
+    x = np.arange(-span, span + 2)
+    p = np.exp(-eps * np.abs(x))
+    q = np.exp(-eps * np.abs(x - 1))
+    return x, p / p.sum(), q / q.sum()
+
+
+# ------------------------------------------------------------- Clopper–Pearson
+
+
+def test_clopper_pearson_matches_statsmodels_and_the_textbook_ends():
+    counts, n, level = np.array([0, 1, 7, 50, 99, 100]), 100, 0.01
+    lower, upper = clopper_pearson(counts, n, level)
+    ref_lo, ref_hi = proportion_confint(counts, n, alpha=2 * level, method="beta")
+    assert np.allclose(lower, np.nan_to_num(ref_lo), rtol=1e-9, atol=0)
+    assert np.allclose(upper, np.nan_to_num(ref_hi, nan=1.0), rtol=1e-9, atol=0)
+    # zero successes: the upper end solves (1 - u)^n = level exactly
+    assert upper[0] == pytest.approx(1 - level ** (1 / n), rel=1e-10)
+    assert upper[0] >= 1 - level ** (1 / n)  # widened, never narrowed
+    assert lower[0] == 0.0 and upper[-1] == 1.0
+
+
+# ------------------------------------------------------------- the certified minimum
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_two_cell_certificate_brackets_a_dense_grid(seed):
+    rng = np.random.default_rng(seed)
+    p_box = np.sort(rng.uniform(0, 1, 2))
+    q_box = np.sort(rng.uniform(0, 1, 2))
+    order = float(rng.choice([1.5, 2.0, 5.0, 20.0]))
+    found = box_minimum(p_box[:1], p_box[1:], q_box[:1], q_box[1:], order)
+    grid = box_minimum_two_cells(p_box, q_box, order)
+    assert found.log_certified <= grid + 1e-12 * (1 + abs(grid))
+    assert found.log_primal <= grid + 1e-9 * (1 + abs(grid))  # the grid's best is feasible
+    # and the certificate is tight: within the grid's resolution of its minimum
+    assert found.log_certified >= grid - 1e-4 * (1 + abs(grid))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_many_cell_certificate_against_multistart_slsqp(seed):
+    rng = np.random.default_rng(100 + seed)
+    k = int(rng.integers(2, 6))
+    p, q = rng.dirichlet(np.ones(k + 1)), rng.dirichlet(np.ones(k + 1))
+    width = rng.uniform(0.005, 0.08)
+    boxes = [np.clip(p[:k] - width, 0, 1), np.clip(p[:k] + width, 0, 1)]
+    boxes += [np.clip(q[:k] - width, 0, 1), np.clip(q[:k] + width, 0, 1)]
+    order = float(rng.choice([1.5, 2.0, 5.0]))
+    found = box_minimum(*boxes, order)
+    solver = box_minimum_multistart(*boxes, order)
+    assert found.log_certified <= solver + 1e-12 * (1 + abs(solver))
+    assert found.log_certified <= found.log_primal
+    assert found.log_primal <= solver + 1e-6 * (1 + abs(solver))
+    assert found.log_primal - found.log_certified <= 1e-7 * (1 + abs(solver))
+
+
+def test_certificate_survives_values_beyond_double_precision():
+    # 1,024 cells at order 500: F is about e^1500, far beyond the largest double
+    k = 1023
+    lower_p = np.full(k, 0.9 / k)
+    upper_p = np.full(k, 1.0 / k)
+    lower_q, upper_q = lower_p / 20, upper_p / 20
+    found = box_minimum(lower_p, upper_p, lower_q, upper_q, 500.0)
+    assert math.isfinite(found.log_certified) and found.log_certified > 709
+    assert found.log_certified <= found.log_primal <= found.log_certified * (1 + 1e-9)
+
+
+# ------------------------------------------------------------- the bound
+
+
+def test_binary_randomized_response_bound_is_below_the_truth_and_close_to_it():
+    rng = np.random.default_rng(5)
+    p, q = rr_pmfs(1.5)
+    a, b = rng.random(10_000) < p[1], rng.random(10_000) < q[1]
+    orders = [2, 10, 50]
+    bounds = finite_sample_bounds(a, b, orders)
+    for bound, order in zip(bounds, orders):
+        truth = pmf_renyi(p, q, order)
+        assert 0.9 * truth < bound.lower <= truth
+        assert bound.lower <= bound.primal + 1e-12
+        assert bound.method == "finite-sample" and bound.level == 0.05 and bound.cells == 2
+        assert {d.direction for d in bound.directions} == {"P||Q", "Q||P"}
+        assert len({d.event for d in bound.directions}) == 1
+
+
+def test_zero_counts_and_extreme_orders():
+    # eps0 = 12: at n = 300 the rare answer is almost never seen, a count of 0 on each side
+    p, q = rr_pmfs(12.0)
+    rng = np.random.default_rng(0)
+    a, b = (rng.random(300) < p[1]).astype(int), (rng.random(300) < q[1]).astype(int)
+    assert a.sum() == 300 and b.sum() == 0
+    orders = [1.001, 2, 10, 100, 1000]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bounds = finite_sample_bounds(a, b, orders, support=[0, 1])
+    lowers = [bound.lower for bound in bounds]
+    assert all(math.isfinite(x) and x > 0 for x in lowers)
+    assert all(x <= rr_divergence(12.0, o) for x, o in zip(lowers, orders))
+    assert all(later >= earlier * (1 - 1e-9) for earlier, later in zip(lowers, lowers[1:]))
+    assert lowers[-1] <= 12.0
+    assert math.isinf(bounds[1].estimate)  # the plug-in divides by an empty cell
+
+
+def test_many_cells_are_grouped_on_the_held_out_part():
+    x, p, q = geometric_pmfs(0.5)
+    rng = np.random.default_rng(2)
+    a, b = rng.choice(x, 200_000, p=p), rng.choice(x, 200_000, p=q)
+    grouping = group_outcomes(a, b)
+    assert grouping.held_out == (40_000, 40_000)
+    assert grouping.counts_p.sum() == 160_000 and grouping.cells < 15
+    bounds = finite_sample_bounds(a, b, [2, 20])
+    for bound, order in zip(bounds, [2, 20]):
+        truth = max(pmf_renyi_log(p, q, order), pmf_renyi_log(q, p, order))
+        assert 0.8 * truth < bound.lower <= truth
+
+
+def test_rows_are_outcomes():
+    rng = np.random.default_rng(4)
+    a = (rng.random((20_000, 2)) < [0.7, 0.5]).astype(int)
+    b = (rng.random((20_000, 2)) < [0.3, 0.5]).astype(int)
+    bound = finite_sample_bounds(a, b, 2)
+    truth = pmf_renyi([0.3, 0.7], [0.7, 0.3], 2)  # the second coordinate carries nothing
+    assert 0.8 * truth < bound.lower <= truth
+
+
+def test_bad_input_is_refused_with_the_reason():
+    a, b = np.array([0, 1, 2, 1] * 50), np.array([0, 1, 1, 1] * 50)
+    with pytest.raises(ValueError, match="outside the declared support, e.g. 2"):
+        finite_sample_bounds(a, b, 2, support=[0, 1])
+    with pytest.raises(ValueError, match="split=0 needs the support declared"):
+        finite_sample_bounds(a, b, 2, split=0)
+    with pytest.raises(ValueError, match="split must be in"):
+        finite_sample_bounds(a, b, 2, split=1.0)
+    with pytest.raises(ValueError, match="at most 10000"):
+        finite_sample_bounds(a, b, 1e5)
+    with pytest.raises(ValueError, match="support applies to 1-D outputs"):
+        finite_sample_bounds(a.reshape(-1, 2), b.reshape(-1, 2), 2, support=[0, 1])
+    with pytest.raises(ValueError, match="discrete outputs"):
+        rdp_lower_bound(a + 0.5 * np.random.default_rng(0).random(a.size), b * 1.0, 2, method="finite-sample")
+    with pytest.raises(ValueError, match="floor tunes the delta method"):
+        rdp_lower_bound(a, b, 2, method="finite-sample", floor=0.1)
+    with pytest.raises(ValueError, match="support and split apply to method='finite-sample' only"):
+        rdp_lower_bound(a, b, 2, support=[0, 1, 2])
+    with pytest.raises(ValueError, match="method must be"):
+        rdp_lower_bound(a, b, 2, method="exact")
+
+
+def test_audit_draws_and_bounds_in_one_process_and_refuses_workers():
+    rng = np.random.default_rng(7)
+    bounds = audit("randomized_response", [1, 0], [0, 0], 5_000, [2, 5], rng=rng, method="finite-sample")
+    assert all(b.method == "finite-sample" for b in bounds)
+    with pytest.raises(ValueError, match="drop workers"):
+        audit("randomized_response", [1, 0], [0, 0], 5_000, 2, rng=rng, method="finite-sample", workers=2)
+
+
+# ------------------------------------------------------------- the verdict
+
+
+def test_one_event_spends_alpha_once_and_a_false_claim_is_refuted():
+    rng = np.random.default_rng(9)
+    p, q = rr_pmfs(1.5)
+    a, b = rng.random(20_000) < p[1], rng.random(20_000) < q[1]
+    orders = [2, 5, 20]
+    bounds = rdp_lower_bound(a, b, orders, method="finite-sample")
+    true_claim = verdict(bounds, claim_pure_dp(1.5))
+    assert not true_claim.refuted and true_claim.spent == pytest.approx(0.05)
+    assert len(true_claim.rows) == 6
+    assert test_claim(a, b, claim_pure_dp(1.2), orders, method="finite-sample").refuted
+    # bounds of two different samples are two events: their levels add up
+    other = rdp_lower_bound(b, a, orders, method="finite-sample", alpha=0.05)
+    with pytest.raises(ValueError, match="spend a total error level of 0.1"):
+        verdict([bounds[0], other[1]], claim_pure_dp(1.5))
+
+
+# ------------------------------------------------------------- the command line
+
+
+def test_cli_finite_sample_table_claim_and_errors(tmp_path, capsys):
+    rng = np.random.default_rng(11)
+    p, q = rr_pmfs(1.5)
+    np.savetxt(tmp_path / "p.txt", (rng.random(5_000) < p[1]).astype(int), fmt="%d")
+    np.savetxt(tmp_path / "q.txt", (rng.random(5_000) < q[1]).astype(int), fmt="%d")
+    files = ["audit", str(tmp_path / "p.txt"), str(tmp_path / "q.txt"), "--orders", "2", "10", "--finite-sample"]
+    assert main([*files, "--support", "0:1"]) == 0
+    out = capsys.readouterr().out
+    assert "finite-sample bound on 2 cells, the declared support" in out and "at most" in out
+    assert main([*files, "--support", "0:1", "--claim-epsilon", "1"]) == REFUTED
+    assert "one confidence event for every order and direction" in capsys.readouterr().out
+    assert main([*files, "--support", "5:9"]) == 1
+    assert "outside the declared support" in capsys.readouterr().err
+    assert main([*files, "--floor", "0.1"]) == 1
+    assert "--floor tunes the delta method" in capsys.readouterr().err
+    assert main([*files[:5], "--split", "0.3"]) == 1
+    assert "--split belong to --finite-sample" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------- coverage (slow)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [100, 1_000, 10_000])
+def test_coverage_on_binary_randomized_response(n):
+    p, q = rr_pmfs(1.5)
+    orders = [1.5, 2, 10, 100]
+    truths = [pmf_renyi(p, q, o) for o in orders]  # symmetric law: both directions alike
+    rng = np.random.default_rng(n)
+    misses, replicates = 0, 500
+    for _ in range(replicates):
+        a, b = rng.random(n) < p[1], rng.random(n) < q[1]
+        bounds = finite_sample_bounds(a, b, orders)
+        misses += any(d.lower > t for bound, t in zip(bounds, truths) for d in bound.directions)
+    # every order and direction together: the family misses with probability at most alpha
+    assert misses / replicates <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / replicates)
+
+
+@pytest.mark.slow
+def test_coverage_on_a_geometric_law_with_many_cells():
+    x, p, q = geometric_pmfs(0.5)
+    orders = [2, 10, 100]
+    truths = [(pmf_renyi_log(p, q, o), pmf_renyi_log(q, p, o)) for o in orders]
+    rng = np.random.default_rng(1)
+    misses, replicates = 0, 200
+    for _ in range(replicates):
+        a, b = rng.choice(x, 10_000, p=p), rng.choice(x, 10_000, p=q)
+        bounds = finite_sample_bounds(a, b, orders, rng=rng)
+        for bound, (forward, reverse) in zip(bounds, truths):
+            exceeded = [d.lower > (forward if d.direction == "P||Q" else reverse) for d in bound.directions]
+            if any(exceeded):
+                misses += 1
+                break
+    assert misses / replicates <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / replicates)
