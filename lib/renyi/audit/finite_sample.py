@@ -36,6 +36,7 @@ from scipy import special
 
 from .._validation import as_generator, as_probability, as_rdp_orders, as_samples
 from .box_minimum import box_minimum
+from .frequencies import encode_outcomes
 
 __all__ = ["finite_sample_bounds", "clopper_pearson", "Grouping", "group_outcomes", "WIDENING", "MAX_FS_ORDER"]
 
@@ -112,14 +113,15 @@ class Grouping:
 
 def _codes(a, b, support):
     """Integer codes of outcomes (values or rows) of both samples, and of the support first."""
-    parts = [a, b] if support is None else [support, a, b]
-    if a.ndim == 2:
-        _, inverse = np.unique(np.concatenate(parts, axis=0), axis=0, return_inverse=True)
-    else:
-        _, inverse = np.unique(np.concatenate(parts), return_inverse=True)
-    inverse = inverse.ravel()
+    head = a if support is None else np.concatenate([support, a])
+    codes_head, codes_q, _ = encode_outcomes(head, b)
     offset = 0 if support is None else support.shape[0]
-    return inverse[offset : offset + a.shape[0]], inverse[offset + a.shape[0] :], int(inverse.max()) + 1
+    size = int(max(codes_head.max(), codes_q.max())) + 1
+    if size > 2 * (codes_head.size + codes_q.size):  # sparse codes (a wide integer range): compact them
+        _, inverse = np.unique(np.concatenate([codes_head, codes_q]), return_inverse=True)
+        codes_head, codes_q = inverse[: codes_head.size], inverse[codes_head.size :]
+        size = int(inverse.max()) + 1
+    return codes_head[offset:], codes_q, size
 
 
 def group_outcomes(samples_p, samples_q, *, support=None, split=None, resolution=DEFAULT_RESOLUTION, rng=None):
