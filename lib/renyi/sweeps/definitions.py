@@ -16,6 +16,7 @@ from scipy import stats
 
 from ..audit import DensityFit, bound_from_densities, bounds_from_fit, default_floor, fit_densities, paper_floor
 from ..mechanisms import ADJACENT_PAIR, MECHANISMS, GaussianMechanism
+from .discrete_laws import finite_sample_rows
 
 __all__ = [
     "ROOT_SEED",
@@ -85,8 +86,32 @@ VERDICT = {
 }
 
 
+#: The finite-sample study: the bound valid at every n against the delta method, on discrete
+#: laws with two to about a thousand cells (:mod:`renyi.sweeps.discrete_laws`).
+FINITE_SAMPLE = {
+    "mechanisms": [
+        "binary_rr",
+        "shuffled_randomized_response",
+        "rounded_laplace",
+        "geometric",
+        "randomized_response",
+    ],
+    "sizes": [100, 1_000, 10_000, 100_000, 1_000_000],
+    "orders": [2.0, 10.0, 50.0, 100.0],
+    "replicates": 200,
+    "block": 25,
+}
+
+
 #: Every sweep by name: the parameters that define it (recorded in the manifest).
-SWEEPS = {"section4": SECTION4, "tuning": TUNING, "orders": ORDERS, "floor_r": FLOOR_R, "verdict": VERDICT}
+SWEEPS = {
+    "section4": SECTION4,
+    "tuning": TUNING,
+    "orders": ORDERS,
+    "floor_r": FLOOR_R,
+    "verdict": VERDICT,
+    "finite_sample": FINITE_SAMPLE,
+}
 
 #: The slice each sweep recomputes when a chapter asks for it (``load_sweep(name, recompute=True)``):
 #: a few sizes and replicates, minutes on a laptop.  Kept apart from :data:`SWEEPS`, whose entries
@@ -97,6 +122,7 @@ QUICK = {
     "orders": {"sizes": [100, 1_000], "replicates": 20},
     "floor_r": {"sizes": [10_000], "replicates": 10},
     "verdict": {"sizes": [1_000, 3_000], "replicates": 25},
+    "finite_sample": {"sizes": [100, 1_000], "replicates": 25},
 }
 
 
@@ -167,6 +193,21 @@ FIELDS = {
         "refuted_familywise",
         "refuted_per_order",
         "largest_excess_se",
+    ],
+    "finite_sample": [
+        "mechanism",
+        "n",
+        "replicate",
+        "order",
+        "target",
+        "target_reverse",
+        "fs_forward",
+        "fs_reverse",
+        "fs_primal",
+        "cells",
+        "delta_forward",
+        "delta_both",
+        "delta_both_direction",
     ],
     "floor_r": [
         "mechanism",
@@ -281,6 +322,13 @@ def run_task(task: Task) -> list[dict]:
         One row per replicate, order (and tuning) of the task.
     """
     spec = SWEEPS[task.sweep]
+    if task.sweep == "finite_sample":
+        streams = _stream(task).spawn(spec["block"])
+        rows = []
+        for rep, stream in zip(task.replicates, streams):
+            base = {"mechanism": task.mechanism, "n": task.n, "replicate": rep}
+            rows.extend(finite_sample_rows(base, task.mechanism, task.n, spec["orders"], stream))
+        return rows
     mech, db_q, target = _case(task.mechanism)
     x = ADJACENT_PAIR[0]
     rng = _stream(task)
