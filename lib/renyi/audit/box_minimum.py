@@ -61,6 +61,8 @@ _ROUNDING = 1e-12
 _EPS = np.finfo(float).eps
 #: A relative gap above which both multipliers are searched (not only the one-parameter family).
 _CLOSE = 1e-9
+#: Stands in for an infinite dual value inside the scalar and simplex searches.
+_FAR = 1e300
 
 
 @dataclass(frozen=True)
@@ -258,7 +260,7 @@ def box_minimum(lower_p, upper_p, lower_q, upper_q, order) -> BoxMinimum:
     lo = trials[max(top - 1, 0)] - (1.0 if top == 0 else 0.0)
     hi = trials[min(top + 1, trials.size - 1)] + (1.0 if top == trials.size - 1 else 0.0)
     found = optimize.minimize_scalar(
-        lambda t: -_dual(_multipliers(t, order, shift), full, order, shift),
+        lambda t: -max(_dual(_multipliers(t, order, shift), full, order, shift), -_FAR),
         bounds=(lo, hi),
         method="bounded",
         options={"xatol": 1e-10},
@@ -269,7 +271,7 @@ def box_minimum(lower_p, upper_p, lower_q, upper_q, order) -> BoxMinimum:
         # the free cell sits on the simplex's edge, off the family: both multipliers free
         start = np.array(_multipliers(log_r, order, shift))
         found = optimize.minimize(
-            lambda m: -_dual(m, full, order, shift),
+            lambda m: -max(_dual(m, full, order, shift), -_FAR),  # finite, for the simplex's arithmetic
             start,
             method="Nelder-Mead",
             options={"xatol": 1e-12, "fatol": 1e-14, "maxiter": 2000},
