@@ -471,6 +471,46 @@ def parallel_benchmark(sizes=(10**6, 10**7, 10**8)):
         print(f"| {n:,} | {peak_kib / 1024:.0f} | {task_bytes:,} |", flush=True)
 
 
+def finite_sample_benchmark(seed=20261203):
+    """Seconds per finite-sample bound (four orders, both directions) beside the delta method's."""
+    from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
+    from renyi.sweeps.discrete_laws import LAWS
+
+    rng = np.random.default_rng(seed)
+    orders = [2.0, 10.0, 50.0, 100.0]
+    x, x_prime = ADJACENT_PAIR
+    cases = {
+        "binary_rr": lambda n: (LAWS["binary_rr"].sample_p(n, rng), LAWS["binary_rr"].sample_q(n, rng)),
+        "geometric": lambda n: (LAWS["geometric"].sample_p(n, rng), LAWS["geometric"].sample_q(n, rng)),
+        "randomized_response": lambda n: (
+            MECHANISMS["randomized_response"].sample(x, n, rng),
+            MECHANISMS["randomized_response"].sample(x_prime, n, rng),
+        ),
+    }
+    print("\n# finite-sample bound against the delta method, same outputs, orders 2-100, both directions")
+    print("| law | n per side | delta (s) | finite-sample (s) | finite-sample / delta | cells |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, draw in cases.items():
+        for n in (10_000, 1_000_000):
+            p, q = draw(n)
+            support = [0, 1] if name == "binary_rr" else None
+            t_delta, _ = measure(lambda a, b: rdp_lower_bound(a, b, orders, discrete=True), p, q, 3)
+            fs = rdp_lower_bound(p, q, orders, method="finite-sample", support=support)
+            t_fs, _ = measure(
+                lambda a, b, s=support: rdp_lower_bound(a, b, orders, method="finite-sample", support=s), p, q, 3
+            )
+            record(
+                "finite_sample",
+                law=name,
+                n=n,
+                delta_seconds=t_delta,
+                finite_sample_seconds=t_fs,
+                finite_sample_over_delta=t_fs / t_delta,
+                cells=fs[0].cells,
+            )
+            print(f"| {name} | {n:,} | {t_delta:.3f} | {t_fs:.3f} | {t_fs / t_delta:.1f} | {fs[0].cells} |", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6, 1e7, 1e8])
@@ -478,11 +518,16 @@ def main(argv=None):
     parser.add_argument("--skip-lift", action="store_true", help="skip the Part II timings")
     parser.add_argument("--only-lift", action="store_true", help="only the Part II timings")
     parser.add_argument("--only-parallel", action="store_true", help="only audit(..., workers=k)")
+    parser.add_argument("--only-finite-sample", action="store_true", help="only the finite-sample bound's timings")
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder for the CSV tables (benchmarks/results)")
     args = parser.parse_args(argv)
     if args.only_lift:
         lift_benchmark()
         write_results(args.results)
+        return
+    if args.only_finite_sample:
+        finite_sample_benchmark()
+        write_results(args.results, machine_too=False)
         return
     if args.only_parallel:
         parallel_benchmark()
@@ -519,6 +564,7 @@ def main(argv=None):
     cli_benchmark()
     chunked_benchmark()
     parallel_benchmark()
+    finite_sample_benchmark()
     if not args.skip_lift:
         lift_benchmark()
     write_results(args.results)

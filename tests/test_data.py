@@ -11,7 +11,15 @@ from renyi import sweeps
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 MANIFEST = json.loads((DATA / "MANIFEST.json").read_text())
-CHAPTER_FILES = ["part1/section4.csv", "part1/tuning.csv", "part1/orders.csv", "part1/floor_r.csv", "part1/verdict.csv"]
+CHAPTER_FILES = [
+    "part1/section4.csv",
+    "part1/tuning.csv",
+    "part1/orders.csv",
+    "part1/floor_r.csv",
+    "part1/verdict.csv",
+    "part1/finite_sample.csv",
+    "part1/libraries_fs.csv",
+]
 
 
 @pytest.mark.parametrize("name", CHAPTER_FILES)
@@ -30,6 +38,13 @@ def test_manifest_hashes_and_provenance(name):
         assert entry[key]
     assert set(entry["versions"]) >= {"python", "numpy", "scipy", "statsmodels"}
     sweep = name.split("/")[-1].removesuffix(".csv")
+    if sweep == "libraries_fs":  # renyi.sweeps.library_finite_sample: its own seed and parameters
+        from renyi.sweeps import library_finite_sample as lfs
+
+        assert entry["root_seed"] == lfs.ROOT_SEED
+        assert entry["parameters"]["sizes"] == list(lfs.SIZES) and entry["parameters"]["orders"] == list(lfs.ORDERS)
+        assert entry["rows"] == len(lfs.load(DATA))
+        return
     if sweep == "libraries":  # renyi.sweeps.libraries: its own seed, parameters and reader
         from renyi.sweeps import libraries
 
@@ -73,6 +88,9 @@ def _shipped(sweep, **match):
         ("orders", "gaussian_p_eq_q", 1000),
         ("orders", "laplace", 100),
         ("floor_r", "randomized_response", 10_000),
+        ("finite_sample", "binary_rr", 1_000),
+        ("finite_sample", "geometric", 1_000),
+        ("finite_sample", "randomized_response", 10_000),
     ],
 )
 def test_recompute_slice(sweep, mechanism, n):

@@ -207,7 +207,7 @@ FIELDS = {
         "cells",
         "delta_forward",
         "delta_both",
-        "delta_both_direction",
+        "direction_both",
     ],
     "floor_r": [
         "mechanism",

@@ -201,7 +201,7 @@ def finite_sample_rows(base: dict, name: str, n: int, orders, stream: np.random.
                 "cells": f.cells,
                 "delta_forward": d1.lower,
                 "delta_both": d2.lower,
-                "delta_both_direction": d2.direction,
+                "direction_both": d2.direction,
             }
         )
     return rows

@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from .definitions import VERDICT
+from .definitions import FINITE_SAMPLE, VERDICT
 
-__all__ = ["summarize", "refutation_rates"]
+__all__ = ["summarize", "refutation_rates", "finite_sample_summary"]
 
 
 def refutation_rates(rows) -> list[dict]:
@@ -95,4 +95,60 @@ def summarize(rows, by=("mechanism", "n", "order"), *, column="lower", target="t
             positive=float(np.mean(values > 0)),
         )
         out.append(entry)
+    return out
+
+
+def finite_sample_summary(rows) -> list[dict]:
+    r"""Per (law, n) of the finite-sample study: coverage and mean ratios of both bounds.
+
+    Parameters
+    ----------
+    rows : list of dict
+        Rows of ``data/part1/finite_sample.csv``.
+
+    Returns
+    -------
+    list of dict
+        ``mechanism``, ``n``, ``replicates``; ``fs_family``, the fraction of replicates whose
+        finite-sample bounds all hold (every order, both directions: the event the bound
+        guarantees); ``delta_coverage``, per order the fraction of delta-method bounds
+        :math:`D_\lambda(P\|Q)` at 0.05 below the truth; ``fs_ratio`` and ``delta_ratio``, per
+        order the mean bound over the truth (the larger direction's bound over
+        :math:`\max(D_\lambda(P\|Q), D_\lambda(Q\|P))`, and the forward bound over
+        :math:`D_\lambda(P\|Q)`); ``cells``, the mean number of cells of the boxes.
+    """
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["mechanism"], row["n"]), []).append(row)
+    laws = FINITE_SAMPLE["mechanisms"]
+    out = []
+    for (name, n), g in sorted(groups.items(), key=lambda kv: (laws.index(kv[0][0]), kv[0][1])):
+        replicates = sorted({r["replicate"] for r in g})
+        held = {rep: True for rep in replicates}
+        for r in g:
+            held[r["replicate"]] &= r["fs_forward"] <= r["target"] and r["fs_reverse"] <= r["target_reverse"]
+        orders = sorted({r["order"] for r in g})
+        by_order = {o: [r for r in g if r["order"] == o] for o in orders}
+        out.append(
+            {
+                "mechanism": name,
+                "n": n,
+                "replicates": len(replicates),
+                "fs_family": float(np.mean(list(held.values()))),
+                "delta_coverage": {
+                    o: float(np.mean([r["delta_forward"] <= r["target"] for r in v])) for o, v in by_order.items()
+                },
+                "fs_ratio": {
+                    o: float(
+                        np.mean([max(r["fs_forward"], r["fs_reverse"]) for r in v])
+                        / max(v[0]["target"], v[0]["target_reverse"])
+                    )
+                    for o, v in by_order.items()
+                },
+                "delta_ratio": {
+                    o: float(np.mean([r["delta_forward"] for r in v]) / v[0]["target"]) for o, v in by_order.items()
+                },
+                "cells": float(np.mean([r["cells"] for r in g])),
+            }
+        )
     return out
