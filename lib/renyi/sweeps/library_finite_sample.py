@@ -15,6 +15,7 @@ be seeded).  Taught in the chapter *A bound valid at every n* (``book/part1``).
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from .._docs import CLI_MAIN, fill
 from ..audit import rdp_lower_bound, verdict
-from .datafiles import ManifestError, read_rows
+from .datafiles import ManifestError
 
 __all__ = ["ORDERS", "SIZES", "REPLICATES", "FIELDS", "run_one", "run", "load", "main"]
 
@@ -31,6 +32,9 @@ ORDERS = (2.0, 5.0, 10.0, 50.0)
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 REPLICATES = 5
 ALPHA = 0.05
+_TEXT = ("config", "library")
+_BOOL = ("delta_refuted", "fs_refuted")
+_INT = ("n", "replicate", "cells")
 FIELDS = [
     "config",
     "library",
@@ -165,7 +169,23 @@ def load(data: Path | None = None) -> list[dict]:
     list of dict
     """
     folder = Path(data) if data is not None else Path(__file__).resolve().parents[3] / "data"
-    return read_rows(folder / "part1" / "libraries_fs.csv")
+    path = folder / "part1" / "libraries_fs.csv"
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    try:
+        return [{k: _typed(k, v) for k, v in row.items()} for row in rows]
+    except (TypeError, ValueError, AttributeError):
+        raise ValueError(
+            f"{path}: a malformed row (a missing or non-numeric field); restore the shipped file"
+        ) from None
+
+
+def _typed(key, value):
+    if key in _TEXT:
+        return value
+    if key in _BOOL:
+        return value == "True"
+    return int(value) if key in _INT else float(value)
 
 
 @fill(cli_main=CLI_MAIN)
