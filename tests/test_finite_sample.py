@@ -213,7 +213,7 @@ def test_cli_finite_sample_table_claim_and_errors(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "finite-sample bound on 2 cells, the declared support" in out and "at most" in out
     assert main([*files, "--support", "0:1", "--claim-epsilon", "1"]) == REFUTED
-    assert "one confidence event for every order and direction" in capsys.readouterr().out
+    assert "; one confidence event for every order and direction" in capsys.readouterr().out
     assert main([*files, "--support", "5:9"]) == 1
     assert "outside the declared support" in capsys.readouterr().err
     assert main([*files, "--floor", "0.1"]) == 1

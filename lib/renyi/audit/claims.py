@@ -92,10 +92,10 @@ class Verdict:
     def __str__(self) -> str:
         if self.refuted:
             worst = max(self.refuting, key=lambda row: (row.margin, row.lower - row.claimed))
-            by = "(a finite-sample bound)" if math.isinf(worst.margin) else f"by {worst.margin:.2f} standard errors"
+            by = "" if math.isinf(worst.margin) else f" by {worst.margin:.2f} standard errors"
             return (
                 f"claim REFUTED at family-wise level {self.alpha:g}: at order {worst.order:g} ({worst.direction}) "
-                f"the lower bound {worst.lower:.6g} exceeds the claimed {worst.claimed:.6g} {by}"
+                f"the lower bound {worst.lower:.6g} exceeds the claimed {worst.claimed:.6g}{by}"
             )
         closest = max(self.rows, key=lambda row: (row.margin, row.lower - row.claimed))
         return (

@@ -206,7 +206,7 @@ def report(bounds, claim, args) -> int:
         _print_bounds(bounds, args.direction)
     if result is not None:
         if bounds[0].method == "finite-sample":
-            print(f"verdict: {result} (one confidence event for every order and direction)")
+            print(f"verdict: {result}; one confidence event for every order and direction")
             return REFUTED if result.refuted else 0
         print(f"verdict: {result} (each order at alpha/{len(args.orders)}, each direction at half of that)")
         return REFUTED if result.refuted else 0
@@ -229,9 +229,9 @@ def _print_finite_sample(bounds) -> None:
         mark = " (trivial)" if b.trivial else ""
         print(f"{b.order:7g} {b.direction:>9} {b.estimate:11.6g} {b.primal:11.6g} {b.lower:12.6g}{mark}")
     print(
-        f"Every 'lower' holds at once with probability >= {level:g}% for any sample size (outputs i.i.d.);\n"
-        "'at most' is the divergence at a pair of pmfs inside both confidence boxes: no bound from these "
-        "boxes is larger."
+        f"Every 'lower' holds at once with probability >= {level:g}% at any sample size\n"
+        "(i.i.d. outputs); 'at most' is the divergence at a pair of pmfs inside both\n"
+        "confidence boxes: no bound from these boxes is larger."
     )
 
 
