@@ -38,7 +38,16 @@ from .._validation import as_generator, as_probability, as_rdp_orders, as_sample
 from .box_minimum import box_minimum
 from .frequencies import encode_outcomes
 
-__all__ = ["finite_sample_bounds", "clopper_pearson", "Grouping", "group_outcomes", "WIDENING", "MAX_FS_ORDER"]
+__all__ = [
+    "finite_sample_bounds",
+    "clopper_pearson",
+    "Grouping",
+    "group_outcomes",
+    "WIDENING",
+    "MAX_FS_ORDER",
+    "DEFAULT_SPLIT",
+    "DEFAULT_RESOLUTION",
+]
 
 #: Relative widening of every Clopper–Pearson end, against the rounding of the inverse beta.
 WIDENING = 1e-12
@@ -137,7 +146,7 @@ def group_outcomes(samples_p, samples_q, *, support=None, split=None, resolution
     split : float, optional
         Fraction of each sample held out to choose the groups.  Default: 0 when a support of
         at most two outcomes is declared (or the outputs are boolean), else
-        :data:`DEFAULT_SPLIT`.  0 needs ``support``.
+        :data:`~renyi.audit.finite_sample.DEFAULT_SPLIT` (0.2).  0 needs ``support``.
     resolution : float, default 0.25
         Width of a group in estimated privacy loss.
     rng : numpy.random.Generator, optional
