@@ -219,7 +219,7 @@ def test_cli_finite_sample_table_claim_and_errors(tmp_path, capsys):
     assert main([*files, "--floor", "0.1"]) == 1
     assert "--floor tunes the delta method" in capsys.readouterr().err
     assert main([*files[:5], "--split", "0.3"]) == 1
-    assert "--split belong to --finite-sample" in capsys.readouterr().err
+    assert "--split belongs to --projection or --finite-sample" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------- coverage (slow)

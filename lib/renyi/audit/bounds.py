@@ -99,6 +99,10 @@ class LowerBound:
     held_out : tuple of int
         Finite-sample bounds only: the outputs per side that chose the cells (not used in
         the bound).
+    projection : dict or None
+        Vector outputs only: how they were reduced to one dimension
+        (:class:`~renyi.audit.projection.Projection` as a dict: ``kind``, ``dimension``,
+        ``held_out``, ``signal_share``).  ``n_p`` and ``n_q`` then count the outputs bounded.
     """
 
     order: float
@@ -126,6 +130,7 @@ class LowerBound:
     primal: float | None = None
     event: str = ""
     held_out: tuple = (0, 0)
+    projection: dict | None = None
 
     @property
     def sigma(self) -> float:

@@ -30,8 +30,9 @@ from .density import TAILS, kde_on_checked_grid
 from .finite_sample import finite_sample_bounds
 from .floor import KERNEL_ROUGHNESS, default_floor, paper_floor
 from .frequencies import relative_frequencies
+from .projection import projected_samples
 
-__all__ = ["fit_densities", "bounds_from_fit", "rdp_lower_bound", "DIRECTIONS"]
+__all__ = ["fit_densities", "bounds_from_fit", "rdp_lower_bound", "with_projection", "DIRECTIONS"]
 
 #: A bandwidth above this many times the outputs' spread is refused: the KDE is flat (and its
 #: values underflow) long before, and no such bound is informative.
@@ -77,6 +78,8 @@ def rdp_lower_bound(
     method="delta",
     support=None,
     split=None,
+    projection=None,
+    rng=None,
 ):
     r"""Lower confidence bound(s) for :math:`\varepsilon(\lambda)` from two samples (eq. 16).
 
@@ -140,8 +143,16 @@ def rdp_lower_bound(
         ``method="finite-sample"`` only: every outcome the mechanism can produce; an output
         outside it is an error.  See :func:`~renyi.audit.finite_sample.group_outcomes`.
     split : float, optional
-        ``method="finite-sample"`` only: the fraction of each sample held out to choose the
-        cells (default 0 for a declared support of two outcomes or boolean outputs, else 0.2).
+        The fraction of each sample held out to learn a ``projection`` (default 0.5) or, with
+        ``method="finite-sample"``, to choose the cells (default 0 for a declared support of
+        two outcomes or boolean outputs, else 0.2).  Held-out outputs are not bounded.
+    projection : {"mean-difference", "whitened"}, array_like or callable, optional
+        For vector outputs of shape ``(n, d)``: reduce them to one dimension first, by a
+        direction learned on a held-out ``split`` of each sample, a fixed direction ``w``, or a
+        map ``f(outputs) -> values`` (:func:`~renyi.audit.projection.projected_samples`).  Valid
+        by the data-processing inequality; the bound is then on the projected outputs.
+    rng : numpy.random.Generator, optional
+        Draws the held-out subsets of ``split``; default ``numpy.random.default_rng(0)``.
 
     Returns
     -------
@@ -192,10 +203,29 @@ def rdp_lower_bound(
     >>> bound.lower < 2 / (2 * 5**2)    # the true epsilon(2) = 0.04
     True
     """
+    if projection is not None:
+        x, y, info = projected_samples(samples_p, samples_q, projection, split=split, rng=rng)
+        bounds = rdp_lower_bound(
+            x,
+            y,
+            orders,
+            alpha=alpha,
+            discrete=discrete,
+            bandwidth=bandwidth,
+            floor=floor,
+            beta=beta,
+            bias_correction=bias_correction,
+            direction=direction,
+            tails=tails,
+            method=method,
+            support=support,
+            rng=rng,
+        )
+        return with_projection(bounds, info)
     if method == "finite-sample":
         _check_finite_sample_options(samples_p, samples_q, discrete, bandwidth, floor, beta, bias_correction, tails)
         return finite_sample_bounds(
-            samples_p, samples_q, orders, alpha=alpha, support=support, split=split, direction=direction
+            samples_p, samples_q, orders, alpha=alpha, support=support, split=split, rng=rng, direction=direction
         )
     if method != "delta":
         raise ValueError(f"method must be 'delta' or 'finite-sample', got {method!r}")
@@ -205,6 +235,40 @@ def rdp_lower_bound(
     return bounds_from_fit(
         fit, orders, alpha=alpha, floor=floor, beta=beta, bias_correction=bias_correction, direction=direction
     )
+
+
+def with_projection(bounds, info):
+    """``bounds`` (one or a list) with the projection recorded, and a warning when it holds little signal.
+
+    Parameters
+    ----------
+    bounds : LowerBound or list of LowerBound
+    info : renyi.audit.projection.Projection
+
+    Returns
+    -------
+    LowerBound or list of LowerBound
+    """
+    extra = ()
+    share = info.signal_share
+    if share is not None and share < 0.5:
+        extra = (
+            f"the learned direction holds about {share:.2f} of the mean shift (cos^2): n is small for "
+            f"d = {info.dimension}, and the bound is loose; draw more outputs, hold out less (split), or "
+            "pass a direction known from the mechanism",
+        )
+
+    def mark(bound):
+        return replace(
+            bound,
+            projection=info.to_dict(),
+            warnings=bound.warnings + extra,
+            directions=tuple(
+                replace(d, projection=info.to_dict(), warnings=d.warnings + extra) for d in bound.directions
+            ),
+        )
+
+    return [mark(b) for b in bounds] if isinstance(bounds, list) else mark(bounds)
 
 
 def _check_finite_sample_options(samples_p, samples_q, discrete, bandwidth, floor, beta, bias_correction, tails):
@@ -260,6 +324,12 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
     a = as_samples(samples_p, "samples_p")
     b = as_samples(samples_q, "samples_q")
     inferred = discrete is None
+    if inferred and a.ndim == 2 and a.shape[1] > 1 and np.issubdtype(a.dtype, np.floating):
+        raise ValueError(
+            f"samples_p holds vectors of d = {a.shape[1]} real values: pass projection='mean-difference' "
+            "(a direction learned on a held-out half of each sample), or in Python a fixed direction or "
+            "map (projection=w or f); or discrete=True if each row is an outcome"
+        )
     is_discrete = _infer_kind(a, b, discrete)
     n_p, n_q = int(a.shape[0]), int(b.shape[0])
     if is_discrete:
@@ -276,7 +346,8 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError(
             f"continuous outputs must be 1-D (the KDE is one-dimensional), got shapes "
-            f"{a.shape} and {b.shape}; for discrete vector outputs pass discrete=True"
+            f"{a.shape} and {b.shape}; for vector outputs pass projection='mean-difference' (or a "
+            "direction), for discrete vector outputs discrete=True"
         )
     a, b = a.astype(float, copy=False), b.astype(float, copy=False)
     spans = []

@@ -8,10 +8,13 @@ draws them in tasks, each output once, and bounds the fit merged from their coun
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .._validation import as_generator, as_int, as_positive_scalar, as_workers
 from .pipeline import bounds_from_fit, rdp_lower_bound
+from .projection import learn_direction
 
 __all__ = ["audit"]
 
@@ -69,7 +72,9 @@ def audit(
     chunk : int, optional
         Most outputs per task (default 1,000,000; with ``workers`` only).
     pilot : int, optional
-        Pilot outputs per sample (default 262,144; with ``workers`` only).
+        Pilot outputs per sample: with ``workers``, they fix the grid (default 262,144); with
+        a learned ``projection`` in one process, they learn the direction, so that every
+        output of the main samples is bounded (no ``split``).
     progress : bool, optional
         A progress bar on standard error while tasks run (default: when it is a terminal).
     task_timeout : float, optional
@@ -78,7 +83,7 @@ def audit(
     **estimator_options
         Passed to :func:`rdp_lower_bound` (``alpha``, ``discrete``,
         ``bandwidth``, ``floor``, ``beta``, ``bias_correction``, ``direction``,
-        ``tails``).  A mechanism's ``discrete`` attribute is used when
+        ``tails``, ``method``, ``projection``, ``split``).  A mechanism's ``discrete`` attribute is used when
         ``discrete`` is not given.
 
     Returns
@@ -133,6 +138,10 @@ def audit(
         estimator_options["discrete"] = bool(mechanism.discrete)
     if scheduler is not None and workers is None:
         workers = 1  # (the cluster's workers draw; this process only merges)
+    if workers is not None and estimator_options.get("projection") is not None:
+        raise ValueError(
+            "projection= draws in one process (tasks bin scalar outputs as they are drawn): drop workers and scheduler"
+        )
     if workers is not None:
         return _audit_in_tasks(
             sampler,
@@ -148,7 +157,37 @@ def audit(
     rng_p, rng_q = rng.spawn(2) if rng is not None else (None, None)
     samples_p = _drawn(sampler(database, int(n_p), rng_p), int(n_p), "database")
     samples_q = _drawn(sampler(neighbour, int(n_q), rng_q), int(n_q), "neighbour")
+    if pilot is not None:
+        return _with_pilot_direction(
+            sampler, (database, neighbour), (samples_p, samples_q), orders, rng, pilot, estimator_options
+        )
     return rdp_lower_bound(samples_p, samples_q, orders, **estimator_options)
+
+
+def _with_pilot_direction(sampler, pair, samples, orders, rng, pilot, options):
+    """Learn a projection on fresh pilot outputs, then bound every output of the main samples."""
+    kind = options.get("projection")
+    if not isinstance(kind, str):
+        raise ValueError(
+            "pilot applies to workers (the grid) or to a learned projection (projection='mean-difference' "
+            "or 'whitened'), not to this audit"
+        )
+    if options.get("split") is not None:
+        raise ValueError("with a pilot the direction is learned on the pilot: drop split")
+    pilot = as_int(pilot, "pilot", minimum=2)
+    rng_p, rng_q = rng.spawn(2) if rng is not None else (None, None)
+    held = [
+        _drawn(sampler(db, pilot, r), pilot, which)
+        for db, r, which in zip(pair, (rng_p, rng_q), ("database", "neighbour"))
+    ]
+    direction = learn_direction(*held, kind)
+    bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": direction})
+
+    def relabel(bound):
+        record = {**bound.projection, "kind": f"{kind} (pilot)", "held_out": [pilot, pilot]}
+        return replace(bound, projection=record, directions=tuple(relabel(d) for d in bound.directions))
+
+    return [relabel(b) for b in bounds] if isinstance(bounds, list) else relabel(bounds)
 
 
 def _drawn(outputs, n: int, which: str):

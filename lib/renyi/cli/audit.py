@@ -94,6 +94,7 @@ def _cmd_audit(args) -> int:
             file=sys.stderr,
         )
     claim = claim_of(args)
+    projection = {"projection": args.projection, "split": args.split} if args.projection else {}
     if args.finite_sample:
         _refuse_delta_options(args)
         bounds = rdp_lower_bound(
@@ -105,11 +106,13 @@ def _cmd_audit(args) -> int:
             direction=args.direction,
             method="finite-sample",
             support=_support(args.support),
-            split=args.split,
+            **(projection or {"split": args.split}),
         )
         return report(bounds, claim, args)
-    if args.support is not None or args.split is not None:
-        raise UserError("--support and --split belong to --finite-sample")
+    if args.support is not None:
+        raise UserError("--support belongs to --finite-sample")
+    if args.split is not None and not args.projection:
+        raise UserError("--split belongs to --projection or --finite-sample")
     # With a claim, each order gets alpha / k, so that the verdict is family-wise at alpha.
     level = args.alpha / len(args.orders) if claim is not None else args.alpha
     bounds = rdp_lower_bound(
@@ -123,6 +126,7 @@ def _cmd_audit(args) -> int:
         beta=args.beta,
         bias_correction=not args.no_bias_correction,
         direction=args.direction,
+        **projection,
     )
     return report(bounds, claim, args)
 
@@ -213,6 +217,15 @@ def report(bounds, claim, args) -> int:
     return 0
 
 
+def _projection_line(record) -> str:
+    """How vector outputs were reduced: direction, held-out outputs, signal kept."""
+    held = record["held_out"]
+    source = f"learned from {held[0]:,} + {held[1]:,} held-out outputs" if held[0] else "fixed"
+    share = record["signal_share"]
+    kept = "" if share is None else f"; it holds about {share:.2f} of the mean shift (cos^2)"
+    return f"projection: {record['dimension']}-dimensional outputs projected on a direction {source}{kept}"
+
+
 def _print_finite_sample(bounds) -> None:
     """The table of ``audit --finite-sample``: cells, one row per order."""
     first = bounds[0]
@@ -224,6 +237,8 @@ def _print_finite_sample(bounds) -> None:
         else f"{first.cells:,} cells, the declared support"
     )
     print(f"samples: n_p={first.n_p:,}  n_q={first.n_q:,}  discrete, finite-sample bound on {chosen}")
+    if first.projection is not None:
+        print(_projection_line(first.projection))
     print(f"{'order':>7} {'direction':>9} {'estimate':>11} {'at most':>11} {f'lower({level:g}%)':>12}")
     for b in bounds:
         mark = " (trivial)" if b.trivial else ""
@@ -244,6 +259,8 @@ def _print_bounds(bounds, direction) -> None:
     else:
         kind = f"continuous (Gaussian KDE, bandwidth h={first.bandwidth:.4g}, {first.cells:,} grid points)"
     print(f"samples: n_p={first.n_p:,}  n_q={first.n_q:,}  {kind}")
+    if first.projection is not None:
+        print(_projection_line(first.projection))
     print(f"floor: q_hat is floored smoothly at tau={first.floor:.4g} (sharpness beta={first.beta:.4g})")
     centre = "bias-corrected estimate" if first.bias_corrected else "estimate as in eq. (16), no bias correction"
     sides = {
@@ -459,11 +476,17 @@ def build_parser() -> argparse.ArgumentParser:
         "an output outside it is an error",
     )
     a.add_argument(
+        "--projection",
+        choices=["mean-difference", "whitened"],
+        help="vector outputs (rows of d values): bound their projection on a direction learned from "
+        "a held-out part of each sample (whitened: for correlated noise)",
+    )
+    a.add_argument(
         "--split",
         type=float,
         metavar="F",
-        help="with --finite-sample: fraction of each sample held out to choose the cells "
-        "(default 0 for a two-outcome support, else 0.2)",
+        help="fraction of each sample held out: to learn --projection (default 0.5), or to choose the "
+        "--finite-sample cells (default 0 for a two-outcome support, else 0.2)",
     )
     a.add_argument("--decimal-comma", action="store_true", help="text files use decimal commas (1,5 = 1.5)")
     a.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -531,6 +554,7 @@ _CLI_WORDS = [
     ("support=...", "--support A:B"),
     ("split=0", "--split 0"),
     ("split=", "--split "),
+    ("projection='mean-difference'", "--projection mean-difference"),
 ]
 
 

@@ -1,0 +1,338 @@
+r"""Vector-valued outputs: a bound through a one-dimensional projection learned on held-out outputs.
+
+By the data-processing inequality, :math:`D_\lambda(f_\#P\|f_\#Q)\le D_\lambda(P\|Q)` for any map
+:math:`f` fixed in advance, so a lower bound for the divergence of the projected outputs
+:math:`w^\top X` is a lower bound for the mechanism's.  The direction :math:`w` may be learned
+from the outputs only if the outputs it is then applied to were not used: a fraction ``split``
+of each sample (a random subset drawn with ``rng``) learns it, the rest is projected and bounded
+by the one-dimensional estimator.  Learning on the whole sample is never offered: with
+:math:`d=1000` the bound then exceeded the truth in every replicate of the prototype study.
+
+Directions:
+
+``"mean-difference"``
+    :math:`w=\bar X-\bar Y` on the held-out part: the most informative direction for a shift
+    under isotropic noise (the Gaussian and Laplace mechanisms on a histogram or a mean).
+``"whitened"``
+    :math:`w=\hat\Sigma^{-1}(\bar X-\bar Y)` with :math:`\hat\Sigma` the Ledoit–Wolf shrinkage
+    estimate of the pooled covariance (computed in chunks): correlated noise does not waste the
+    projection.
+an array ``w`` or a callable ``f(outputs) -> values``
+    Fixed by the user, so every output is used for the bound.
+
+How much of the signal a learned direction holds follows
+:math:`\cos^2\approx1/(1+2d\sigma^2/(m\|\Delta\|^2))` for isotropic noise of scale
+:math:`\sigma`, a shift :math:`\Delta` and :math:`m` held-out outputs per side; the estimate
+``signal_share`` (from the outputs that were not held out, debiased for their noise) is
+recorded with the bound, and a warning is added below one half.
+
+Everything runs in chunks of rows, so a memory-mapped ``.npy`` of any size is read once for the
+direction and once for the projection.  Taught in the chapter *Vector-valued outputs*
+(``book/part1``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validation import as_generator
+
+__all__ = ["PROJECTIONS", "DEFAULT_SPLIT", "Projection", "learn_direction", "project", "projected_samples"]
+
+#: The directions learned from held-out outputs.
+PROJECTIONS = ("mean-difference", "whitened")
+#: Default fraction of each sample held out to learn the direction.
+DEFAULT_SPLIT = 0.5
+#: Rows per chunk: about 8 MB of float64 at d = 1000.
+_CHUNK_BYTES = 1 << 23
+
+
+@dataclass(frozen=True)
+class Projection:
+    r"""How vector outputs were reduced to one dimension.
+
+    Attributes
+    ----------
+    kind : str
+        ``"mean-difference"``, ``"whitened"``, ``"fixed"`` (an array) or ``"callable"``.
+    dimension : int
+        :math:`d`, the outputs' dimension.
+    held_out : tuple of int
+        Outputs per side that learned the direction (not used in the bound).
+    signal_share : float or None
+        Estimated :math:`\cos^2` between the direction and the mean shift, from the outputs
+        that were bounded; ``None`` when it cannot be estimated (a callable, or a shift too
+        small to see).
+    """
+
+    kind: str
+    dimension: int
+    held_out: tuple
+    signal_share: float | None
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+        """
+        return {
+            "kind": self.kind,
+            "dimension": self.dimension,
+            "held_out": list(self.held_out),
+            "signal_share": self.signal_share,
+        }
+
+
+def _chunks(array, name="outputs"):
+    """Row blocks of ``array`` as float64, about ``_CHUNK_BYTES`` each (memory-mapped input welcome)."""
+    n, d = array.shape
+    step = max(1, _CHUNK_BYTES // (8 * max(d, 1)))
+    for start in range(0, n, step):
+        block = np.asarray(array[start : start + step], dtype=float)
+        if not np.all(np.isfinite(block)):
+            bad = int(block.size - np.count_nonzero(np.isfinite(block)))
+            raise ValueError(f"{name} contains NaN or infinite values ({bad} in rows {start:,} onwards)")
+        yield start, block
+
+
+class _Moments:
+    """Running sums of a sample's rows about a fixed centre: count, sum, scatter, fourth powers."""
+
+    def __init__(self, d, second, centre=None):
+        self.n, self.total = 0, np.zeros(d)
+        self.centre = np.zeros(d) if centre is None else centre
+        self.outer = np.zeros((d, d)) if second else None
+        self.fourth = 0.0
+
+    def add(self, block):
+        self.n += block.shape[0]
+        self.total += block.sum(axis=0)
+        if self.outer is not None:
+            centred = block - self.centre
+            self.outer += centred.T @ centred
+            self.fourth += float(np.sum(np.einsum("ij,ij->i", centred, centred) ** 2))
+
+    @property
+    def mean(self):
+        return self.total / self.n
+
+
+def _shrunk_covariance(moments):
+    """Ledoit–Wolf shrinkage of the pooled within-sample covariance towards a multiple of I.
+
+    Each sample's sums are about its own mean (a first pass found it): S is the pooled
+    covariance, the target mu I with mu = tr(S) / d, and the intensity min(1, b^2 / d^2) of
+    Ledoit and Wolf (2004, Lemma 3.3), with n^2 b^2 = sum_k |x_k|^4 - n |S|_F^2.
+    """
+    d = moments[0].total.size
+    n = sum(m.n for m in moments)
+    s = sum(m.outer for m in moments) / n
+    mu = np.trace(s) / d
+    dist = float(np.sum((s - mu * np.eye(d)) ** 2))
+    spread = max(sum(m.fourth for m in moments) / n - float(np.sum(s**2)), 0.0) / n
+    weight = 1.0 if dist <= 0 else min(1.0, spread / dist)
+    return weight * mu * np.eye(d) + (1 - weight) * s
+
+
+def learn_direction_from_moments(moments, kind):
+    """The unit direction from the held-out rows' running sums (see :func:`learn_direction`)."""
+    w = moments[0].mean - moments[1].mean
+    if kind == "whitened":
+        w = np.linalg.solve(_shrunk_covariance(moments), w)
+    norm = float(np.linalg.norm(w))
+    if not (norm > 0 and math.isfinite(norm)):
+        raise ValueError(
+            "the held-out outputs of both sides have the same mean: no direction to learn; "
+            "pass a fixed direction (projection=w) or more outputs"
+        )
+    return w / norm
+
+
+def learn_direction(held_p, held_q, kind="mean-difference"):
+    r"""The projection direction from held-out outputs of both sides.
+
+    Parameters
+    ----------
+    held_p, held_q : ndarray, shape (m, d)
+        Outputs that will *not* be bounded.
+    kind : {"mean-difference", "whitened"}
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        Unit-norm direction :math:`w`: the mean difference, or
+        :math:`\hat\Sigma^{-1}` times it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> x, y = rng.normal(size=(5000, 3)) + [1, 0, 0], rng.normal(size=(5000, 3))
+    >>> [round(float(v), 1) for v in learn_direction(x, y)]
+    [1.0, 0.0, 0.0]
+    """
+    if kind not in PROJECTIONS:
+        raise ValueError(f"kind must be one of {', '.join(map(repr, PROJECTIONS))}, got {kind!r}")
+    held_p, held_q = (np.asarray(x, dtype=float) for x in (held_p, held_q))
+    moments = []
+    for arr in (held_p, held_q):
+        m = _Moments(arr.shape[1], kind == "whitened", centre=arr.mean(axis=0))
+        for _, block in _chunks(arr):
+            m.add(block)
+        moments.append(m)
+    return learn_direction_from_moments(moments, kind)
+
+
+def project(outputs, direction):
+    """``outputs @ direction`` in chunks of rows (a memory-mapped array is read once).
+
+    Parameters
+    ----------
+    outputs : ndarray, shape (n, d)
+    direction : ndarray, shape (d,)
+
+    Returns
+    -------
+    ndarray, shape (n,)
+    """
+    out = np.empty(outputs.shape[0])
+    for start, block in _chunks(outputs):
+        out[start : start + block.shape[0]] = block @ direction
+    return out
+
+
+class _Side:
+    """One sample's pass: a held-out mask, moments of the held-out rows, sums of the rest."""
+
+    def __init__(self, arr, name, split, rng, second):
+        self.arr, self.name = arr, name
+        self.held = rng.random(arr.shape[0]) < split if split else np.zeros(arr.shape[0], bool)
+        if split and (self.held.all() or not self.held.any()):
+            raise ValueError(f"split={split:g} leaves no outputs on one side of {arr.shape[0]:,} rows")
+        self.moments = _Moments(arr.shape[1], second)
+
+    def learn(self):
+        for start, block in _chunks(self.arr, self.name):
+            self.moments.add(block[self.held[start : start + block.shape[0]]])
+        if self.moments.outer is not None:  # a second pass, about the mean the first one found
+            first = self.moments
+            self.moments = _Moments(first.total.size, True, centre=first.mean)
+            for start, block in _chunks(self.arr, self.name):
+                self.moments.add(block[self.held[start : start + block.shape[0]]])
+
+    def project(self, w):
+        """The projection of the rows not held out, and their mean and total squared norm."""
+        keep = ~self.held
+        out = np.empty(int(keep.sum()))
+        filled, total, squares = 0, np.zeros(w.size), 0.0
+        for start, block in _chunks(self.arr, self.name):
+            rows = block[keep[start : start + block.shape[0]]]
+            out[filled : filled + rows.shape[0]] = rows @ w
+            filled += rows.shape[0]
+            total += rows.sum(axis=0)
+            squares += float(np.sum(rows**2))
+        return out, total / out.size, squares / out.size
+
+
+def _as_rows(value, name):
+    """An (n, d) array of real numbers, without copying a memory-mapped one."""
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must contain real numbers, got dtype {arr.dtype}")
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise TypeError(f"{name} must be real, got complex dtype {arr.dtype}")
+    if arr.ndim != 2 or arr.shape[0] < 2 or arr.shape[1] < 1:
+        raise ValueError(f"projection= needs outputs of shape (n, d) with n >= 2; {name} has shape {arr.shape}")
+    return arr
+
+
+def _signal_share(w, projected, means, mean_squares):
+    """cos^2 between w and the mean shift, from the bounded rows, debiased for their noise.
+
+    With m rows per side, E|shift_hat|^2 = |shift|^2 + tr(S_p)/m_p + tr(S_q)/m_q and
+    E(w . shift_hat)^2 = (w . shift)^2 + var(w X)/m_p + var(w Y)/m_q for a fixed unit w.
+    ``None`` when the shift is not resolved above three standard deviations of that noise
+    (isotropic approximation).
+    """
+    sizes = [v.size for v in projected]
+    shift = means[0] - means[1]
+    traces = [ms - float(m @ m) for ms, m in zip(mean_squares, means)]
+    noise = sum(t / n for t, n in zip(traces, sizes))
+    along = float(w @ shift) ** 2 - sum(float(np.var(v)) / n for v, n in zip(projected, sizes))
+    signal = float(shift @ shift) - noise
+    if signal <= 3 * noise * math.sqrt(2.0 / w.size):
+        return None
+    return float(min(1.0, max(0.0, along / signal)))
+
+
+def projected_samples(samples_p, samples_q, projection, *, split=None, rng=None):
+    r"""Reduce vector outputs to one dimension for :func:`~renyi.audit.rdp_lower_bound`.
+
+    Parameters
+    ----------
+    samples_p, samples_q : array_like, shape (n, d)
+        Outputs on two adjacent databases (a memory-mapped ``.npy`` is read in chunks, twice).
+    projection : {"mean-difference", "whitened"}, array_like of shape (d,), or callable
+        A direction to learn on held-out outputs, a fixed direction, or a map
+        ``f(outputs of shape (m, d)) -> m values`` fixed in advance.
+    split : float, optional
+        Fraction of each sample held out to learn a direction (default 0.5; 0.25 keeps more
+        outputs for the bound and suits large :math:`n/d`).  Not allowed with a fixed
+        projection, which uses every output.
+    rng : numpy.random.Generator, optional
+        Draws the held-out subset; default ``numpy.random.default_rng(0)`` (any generator that
+        does not look at the outputs keeps the bound valid).
+
+    Returns
+    -------
+    x, y : ndarray
+        The projected outputs to bound.
+    info : Projection
+    """
+    a, b = _as_rows(samples_p, "samples_p"), _as_rows(samples_q, "samples_q")
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"samples_p and samples_q must have the same dimension, got {a.shape[1]} and {b.shape[1]}")
+    d = a.shape[1]
+    if callable(projection):
+        if split is not None:
+            raise ValueError("split applies to a learned projection; a fixed one uses every output")
+        x, y = (np.asarray(projection(arr), dtype=float).ravel() for arr in (a, b))
+        for name, arr, v in (("samples_p", a, x), ("samples_q", b, y)):
+            if v.size != arr.shape[0]:
+                raise ValueError(f"the projection returned {v.size} values for {arr.shape[0]} rows of {name}")
+            if not np.all(np.isfinite(v)):
+                raise ValueError(f"the projection returned NaN or infinite values for {name}")
+        return x, y, Projection("callable", d, (0, 0), None)
+    if isinstance(projection, str):
+        if projection not in PROJECTIONS:
+            raise ValueError(
+                f"projection must be one of {', '.join(map(repr, PROJECTIONS))}, an array or a callable, "
+                f"got {projection!r}"
+            )
+        split = DEFAULT_SPLIT if split is None else float(split)
+        if not 0.0 < split < 1.0:
+            raise ValueError(f"split must be in (0, 1) for a learned projection, got {split!r}")
+        kind = projection
+    else:
+        if split is not None:
+            raise ValueError("split applies to a learned projection; a fixed one uses every output")
+        w = np.asarray(projection, dtype=float)
+        if w.shape != (d,) or not np.all(np.isfinite(w)) or not np.any(w):
+            raise ValueError(f"a fixed projection must be a finite, non-zero vector of length {d}, got shape {w.shape}")
+        kind, split = "fixed", 0.0
+    rng = as_generator(rng, allow_none=True) or np.random.default_rng(0)
+    sides = [_Side(arr, name, split, rng, kind == "whitened") for arr, name in ((a, "samples_p"), (b, "samples_q"))]
+    if kind != "fixed":
+        for side in sides:
+            side.learn()
+        w = learn_direction_from_moments([side.moments for side in sides], kind)
+    w = w / np.linalg.norm(w)
+    (x, mean_p, sq_p), (y, mean_q, sq_q) = (side.project(w) for side in sides)
+    share = _signal_share(w, (x, y), (mean_p, mean_q), (sq_p, sq_q))
+    held = tuple(int(side.held.sum()) for side in sides)
+    return x, y, Projection(kind, d, held, share)
