@@ -17,6 +17,7 @@ from scipy import stats
 from ..audit import DensityFit, bound_from_densities, bounds_from_fit, default_floor, fit_densities, paper_floor
 from ..mechanisms import ADJACENT_PAIR, MECHANISMS, GaussianMechanism
 from .discrete_laws import finite_sample_rows
+from .vector_laws import vector_rows
 
 __all__ = [
     "ROOT_SEED",
@@ -103,6 +104,21 @@ FINITE_SAMPLE = {
 }
 
 
+#: The vector-outputs study (:mod:`renyi.sweeps.vector_laws`): cases named ``"{case}-d{d}"``;
+#: sizes with more than ``max_values`` numbers per sample (n * d) are left out.
+VECTORS = {
+    "mechanisms": [
+        f"{case}-d{d}" for case in ("gaussian", "product_laplace", "clipped_mean") for d in (2, 3, 10, 100, 1000)
+    ]
+    + [f"gaussian_correlated-d{d}" for d in (3, 10, 100)],
+    "sizes": [10_000, 100_000, 1_000_000],
+    "orders": [2.0, 5.0],
+    "replicates": 200,
+    "block": 25,
+    "max_values": 10_000_000,
+}
+
+
 #: Every sweep by name: the parameters that define it (recorded in the manifest).
 SWEEPS = {
     "section4": SECTION4,
@@ -111,6 +127,7 @@ SWEEPS = {
     "floor_r": FLOOR_R,
     "verdict": VERDICT,
     "finite_sample": FINITE_SAMPLE,
+    "vectors": VECTORS,
 }
 
 #: The slice each sweep recomputes when a chapter asks for it (``load_sweep(name, recompute=True)``):
@@ -123,6 +140,7 @@ QUICK = {
     "floor_r": {"sizes": [10_000], "replicates": 10},
     "verdict": {"sizes": [1_000, 3_000], "replicates": 25},
     "finite_sample": {"sizes": [100, 1_000], "replicates": 25},
+    "vectors": {"sizes": [10_000], "mechanisms": ["gaussian-d10", "product_laplace-d2"], "replicates": 25},
 }
 
 
@@ -209,6 +227,19 @@ FIELDS = {
         "delta_both",
         "direction_both",
     ],
+    "vectors": [
+        "mechanism",
+        "n",
+        "replicate",
+        "dimension",
+        "order",
+        "target",
+        "lower",
+        "estimate",
+        "std_error",
+        "direction",
+        "signal_share",
+    ],
     "floor_r": [
         "mechanism",
         "n",
@@ -288,6 +319,8 @@ def tasks_for(sweep: str, *, sizes=None, mechanisms=None, replicates=None) -> li
         for n in spec["sizes"]:
             if sizes is not None and n not in sizes:
                 continue
+            if "max_values" in spec and n * int(mech.rsplit("-d", 1)[1]) > spec["max_values"]:
+                continue
             for block, start in enumerate(range(0, reps, spec["block"])):
                 out.append(Task(sweep, mech, n, block, tuple(range(start, min(start + spec["block"], reps)))))
     return out
@@ -322,6 +355,13 @@ def run_task(task: Task) -> list[dict]:
         One row per replicate, order (and tuning) of the task.
     """
     spec = SWEEPS[task.sweep]
+    if task.sweep == "vectors":
+        case, d = task.mechanism.rsplit("-d", 1)
+        rows = []
+        for rep, stream in zip(task.replicates, _stream(task).spawn(spec["block"])):
+            base = {"mechanism": task.mechanism, "n": task.n, "replicate": rep}
+            rows.extend(vector_rows(base, case, int(d), task.n, spec["orders"], stream))
+        return rows
     if task.sweep == "finite_sample":
         streams = _stream(task).spawn(spec["block"])
         rows = []
