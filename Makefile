@@ -20,7 +20,7 @@ NBVAL    := $(BIN)/python -m pytest -q --nbval --nbval-current-env \
             --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: help install book book-fresh test lint unit unit-fast nbval nbval-simd book-check browser renotebook data \
-        data-libraries bench clean
+        data-libraries bench bench-scip clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -108,10 +108,15 @@ data: $(STAMP)  ## regenerate data/ and data/MANIFEST.json (the Part I sweeps)
 data-libraries: $(STAMP)  ## audit diffprivlib and OpenDP into data/part1/libraries.csv (installs the extra)
 	$(BIN)/python -m pip install --quiet -e '.[libraries]'
 	$(BIN)/python -m renyi.sweeps.libraries --out data $(if $(FORCE),--force)
+	$(BIN)/python -m renyi.sweeps.library_finite_sample --out data $(if $(FORCE),--force)
 
 bench: $(STAMP)  ## speed and memory against peer pipelines (installs the bench extra)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements.txt
 	$(BIN)/python benchmarks/run.py
+
+bench-scip: $(STAMP)  ## global_optimum against SCIP on the same instances (installs pyscipopt, benchmark only)
+	$(BIN)/python -m pip install --quiet -r benchmarks/requirements-scip.txt
+	cd benchmarks && ../$(BIN)/python scip_benchmark.py $(if $(QUICK),--quick)
 
 clean:  ## remove the build and caches (keeps .venv)
 	rm -rf _build .pytest_cache .hypothesis

@@ -351,3 +351,26 @@ def test_a_non_square_matrix_runs_the_cones_and_says_so():
 
     result = global_optimum(GeneralLeakageModel([0.2, 0.3, 0.3, 0.2], a34), 0.05, 2)
     assert result.bounds_run == ("branch-and-bound", "|Y| - 1") and result.boxes == 0
+
+
+@pytest.mark.slow
+def test_every_returned_channel_meets_the_budget_to_1e12_when_recomputed_independently():
+    """Runs cut short by their time limit included: the channel's lifts, recomputed from the
+    definition in numpy, exceed e^eps by at most 1e-12 relative (the library checks in decimal)."""
+    from renyi.lift import GeneralLeakageModel, LeakageModel
+
+    rng = np.random.default_rng(7)
+    k = 8
+    a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
+    p_y = rng.dirichlet(np.ones(k))
+    wide = np.random.default_rng(32).dirichlet(np.full(4, 0.7), size=8).T
+    runs = [
+        (GeneralLeakageModel(p_y, a), 0.01, 3.0),
+        (LeakageModel.from_leakage(a, p_y=p_y), 0.5, 2.0),
+        (GeneralLeakageModel(np.random.default_rng(3).dirichlet(np.ones(8)), wide), 0.05, 3.0),
+    ]
+    for model, eps, order in runs:
+        result = global_optimum(model, eps, order, rtol=1e-9, time_limit=2)
+        lifts = lifts_of_channel(result.p_u_given_y, model.p_y, model.A, model.p_x, order)
+        assert np.all(lifts <= math.exp(eps) * (1 + 1e-12)), float(lifts.max() / math.exp(eps) - 1)
+        assert np.allclose(result.p_u_given_y.sum(axis=0), 1.0, rtol=0, atol=1e-12)

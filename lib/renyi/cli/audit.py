@@ -222,8 +222,8 @@ def _projection_line(record) -> str:
     held = record["held_out"]
     source = f"learned from {held[0]:,} + {held[1]:,} held-out outputs" if held[0] else "fixed"
     share = record["signal_share"]
-    kept = "" if share is None else f"; it holds about {share:.2f} of the mean shift (cos^2)"
-    return f"projection: {record['dimension']}-dimensional outputs projected on a direction {source}{kept}"
+    kept = "" if share is None else f";\n            it holds about {share:.2f} of the mean shift (cos^2)"
+    return f"projection: {record['dimension']}-dimensional outputs on a direction {source}{kept}"
 
 
 def _print_finite_sample(bounds) -> None:
