@@ -87,26 +87,33 @@ def scip_solve(model, eps, order, time_limit):
     m.optimize()
     seconds = time.perf_counter() - started
     status = m.getStatus()
-    channel = None
+    solution = None
     primal = math.nan
     if m.getNSols() > 0:
         sol = m.getBestSol()
         primal = m.getSolObjVal(sol)
-        joint = np.array([[max(m.getSolVal(sol, w[u][y]), 0.0) for y in range(n_y)] for u in range(k)])
-        channel = joint / p_y[None, :]
-    return channel, primal, m.getDualbound(), seconds, status
+        weights = np.array([max(m.getSolVal(sol, pu[u]), 0.0) for u in range(k)])
+        posteriors = np.array([[max(m.getSolVal(sol, q[u][y]), 0.0) for u in range(k)] for y in range(n_y)])
+        solution = (weights, posteriors)
+    return solution, primal, m.getDualbound(), seconds, status
 
 
-def repaired_value(model, channel, eps, order):
-    """SCIP's channel made column-stochastic and exactly feasible (the library's repair); its utility."""
-    from renyi.lift.channels import from_channel
-    from renyi.lift.optimum.bracket import within_budget
+def repaired_value(model, solution, eps, order):
+    """SCIP's weights and posteriors made exactly feasible by the library's own repair; the utility.
 
-    if channel is None:
+    The repair of ``global_optimum``'s candidates: the weights re-solved so that the posteriors
+    average to P_Y exactly, then the posteriors moved towards P_Y until every lift meets the
+    budget in exact (decimal) arithmetic.
+    """
+    from renyi.lift.optimum import SearchSettings
+    from renyi.lift.optimum.bracket import feasible_mechanism
+
+    if solution is None:
         return math.nan
-    channel = channel[channel.sum(axis=1) > 0]
-    channel = channel / channel.sum(axis=0, keepdims=True)
-    mech = within_budget(model, from_channel(model, channel, eps, order), eps, order)
+    weights, posteriors = solution
+    keep = weights > 0
+    posteriors = posteriors[:, keep] / posteriors[:, keep].sum(axis=0, keepdims=True)
+    mech = feasible_mechanism(model, weights[keep] / weights[keep].sum(), posteriors, eps, order, SearchSettings())
     return float(mech.utility)
 
 
@@ -123,8 +130,8 @@ def main(argv=None):
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for label, model, eps, order in instances(args.quick):
         ours = global_optimum(model, eps, order, rtol=1e-6, time_limit=args.time_limit)
-        channel, primal, dual, seconds, status = scip_solve(model, eps, order, args.time_limit)
-        repaired = repaired_value(model, channel, eps, order)
+        solution, primal, dual, seconds, status = scip_solve(model, eps, order, args.time_limit)
+        repaired = repaired_value(model, solution, eps, order)
         scip_gap = (dual - repaired) / dual if dual > 0 and math.isfinite(repaired) else math.nan
         row = dict(
             case=label,

@@ -19,6 +19,7 @@ CHAPTER_FILES = [
     "part1/verdict.csv",
     "part1/finite_sample.csv",
     "part1/libraries_fs.csv",
+    "part1/vectors.csv",
 ]
 
 
@@ -91,6 +92,9 @@ def _shipped(sweep, **match):
         ("finite_sample", "binary_rr", 1_000),
         ("finite_sample", "geometric", 1_000),
         ("finite_sample", "randomized_response", 10_000),
+        ("vectors", "gaussian-d10", 10_000),
+        ("vectors", "product_laplace-d2", 10_000),
+        ("vectors", "gaussian_correlated-d3", 10_000),
     ],
 )
 def test_recompute_slice(sweep, mechanism, n):
