@@ -511,6 +511,24 @@ def finite_sample_benchmark(seed=20261203):
             print(f"| {name} | {n:,} | {t_delta:.3f} | {t_fs:.3f} | {t_fs / t_delta:.1f} | {fs[0].cells} |", flush=True)
 
 
+def projection_benchmark(seed=20261204):
+    """Seconds and peak traced memory of one bound on (n, d) outputs through a learned projection."""
+    rng = np.random.default_rng(seed)
+    print("\n# rdp_lower_bound(..., projection=...) on Gaussian vectors, orders 2 and 5, both directions")
+    print("| d | n per side | projection | seconds | peak memory / input |")
+    print("|---:|---:|---|---:|---:|")
+    for d in (10, 100):
+        n = 1_000_000
+        shift = np.zeros(d)
+        shift[0] = 1.0
+        x, y = rng.normal(0, 10**0.5, (n, d)) + shift, rng.normal(0, 10**0.5, (n, d))
+        for kind in ("mean-difference", "whitened"):
+            t, mem = measure(lambda a, b, k=kind: rdp_lower_bound(a, b, [2.0, 5.0], projection=k), x, y, 1)
+            record("projection", d=d, n=n, projection=kind, seconds=t, peak_memory_over_input=mem)
+            print(f"| {d} | {n:,} | {kind} | {t:.2f} | {mem:.3f} |", flush=True)
+        del x, y
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[1e4, 1e5, 1e6, 1e7, 1e8])
@@ -519,11 +537,16 @@ def main(argv=None):
     parser.add_argument("--only-lift", action="store_true", help="only the Part II timings")
     parser.add_argument("--only-parallel", action="store_true", help="only audit(..., workers=k)")
     parser.add_argument("--only-finite-sample", action="store_true", help="only the finite-sample bound's timings")
+    parser.add_argument("--only-projection", action="store_true", help="only the vector outputs' timings")
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder for the CSV tables (benchmarks/results)")
     args = parser.parse_args(argv)
     if args.only_lift:
         lift_benchmark()
         write_results(args.results)
+        return
+    if args.only_projection:
+        projection_benchmark()
+        write_results(args.results, machine_too=False)
         return
     if args.only_finite_sample:
         finite_sample_benchmark()
@@ -565,6 +588,7 @@ def main(argv=None):
     chunked_benchmark()
     parallel_benchmark()
     finite_sample_benchmark()
+    projection_benchmark()
     if not args.skip_lift:
         lift_benchmark()
     write_results(args.results)

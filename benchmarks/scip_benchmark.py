@@ -163,7 +163,10 @@ def main(argv=None):
     write_results(args.results, machine_too=False)
     from importlib.metadata import version
 
-    described = {**machine(), "pyscipopt": version("pyscipopt"), "time_limit": args.time_limit}
+    from pyscipopt import Model
+
+    described = {**machine(), "pyscipopt": version("pyscipopt"), "scip": str(Model().version())}
+    described["time_limit"] = args.time_limit
     (args.results / "scip_machine.json").write_text(json.dumps(described, indent=2) + "\n")
 
 
