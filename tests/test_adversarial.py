@@ -51,7 +51,11 @@ API_ERRORS = [
     (lambda: rdp_lower_bound(P_CONT.astype(complex), Q_CONT, 2), TypeError, "must be real"),
     (lambda: rdp_lower_bound(P_CONT, np.arange(100), 2), ValueError, "looks continuous"),
     (lambda: rdp_lower_bound(np.array([1e308, -1e308, 0.0]), Q_CONT, 2), ValueError, "rescale"),
-    (lambda: rdp_lower_bound(P_CONT.reshape(-1, 2), Q_CONT.reshape(-1, 2), 2), ValueError, "look continuous"),
+    (
+        lambda: rdp_lower_bound(P_CONT.reshape(-1, 2), Q_CONT.reshape(-1, 2), 2),
+        ValueError,
+        "projection='mean-difference'",
+    ),
     (lambda: rdp_lower_bound(np.arange(10), np.arange(10), 2, floor="paper"), ValueError, "continuous outputs only"),
     (lambda: rdp_lower_bound(np.arange(10), np.arange(10), 2, bandwidth=0.5), ValueError, "continuous outputs only"),
     (lambda: audit("nope", X, X_PRIME, 100, 2, rng=RNG), ValueError, "unknown mechanism"),
