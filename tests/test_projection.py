@@ -170,3 +170,20 @@ def test_coverage_of_the_projected_bound(d):
         p, q = gaussian_pair(rng, 10_000, d, shift)
         misses += rdp_lower_bound(p, q, 2, projection="mean-difference", rng=rng).lower > truth
     assert misses / replicates <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / replicates)
+
+
+def test_integer_histograms_projected_with_an_integer_direction_stay_discrete():
+    # noisy counts from a discrete (geometric) mechanism on 3 bins; one count moves by one
+    rng = np.random.default_rng(10)
+    n, eps = 50_000, 0.5
+    r = math.exp(-eps)
+
+    def noisy(counts):
+        noise = rng.geometric(1 - r, (n, 3)) - rng.geometric(1 - r, (n, 3))
+        return np.asarray(counts) + noise
+
+    p, q = noisy([5, 3, 1]), noisy([4, 3, 1])
+    bound = rdp_lower_bound(p, q, 2, projection=np.array([1, 0, 0]), discrete=True)
+    assert bound.discrete and bound.projection["kind"] == "fixed"
+    exact = math.log((math.exp(eps) + math.exp(-eps) * math.exp(-eps)) / (1 + math.exp(-eps)))
+    assert 0.5 * exact < bound.lower <= exact
