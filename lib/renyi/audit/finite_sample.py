@@ -22,7 +22,7 @@ compendium:
 One event covers every order and both directions, so no level is split among them: a verdict
 on these bounds spends :math:`\alpha` once.  What is assumed: the outputs of each sample are
 i.i.d. in the order given (the split takes a random subset), and the support, when declared,
-contains every output.  Taught in the chapter *The delta method* (``book/part1``).
+contains every output.  Taught in the chapter *A bound valid at every n* (``book/part1``).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ Five pairs of discrete laws, each with its exact :math:`D_\lambda` in both direc
 
 Each replicate gets the finite-sample bound (both directions, one event) and the delta-method
 bound (forward at level 0.05, and both directions) at every order.  The study is defined in
-:data:`~renyi.sweeps.definitions.SWEEPS` ``["finite_sample"]``; taught in the chapter *The delta
-method* (``book/part1``).
+:data:`~renyi.sweeps.definitions.SWEEPS` ``["finite_sample"]``; taught in the chapter *A bound
+valid at every n* (``book/part1``).
 """
 
 from __future__ import annotations
