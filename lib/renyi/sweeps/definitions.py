@@ -119,6 +119,20 @@ VECTORS = {
 }
 
 
+#: The vector-outputs study at a million outputs per side, kept in its own file so that the
+#: smaller study's rows keep their seeds; d = 1000 is left out (8 GB per sample).
+VECTORS_1E6 = {
+    "mechanisms": [
+        f"{case}-d{d}" for case in ("gaussian", "product_laplace", "clipped_mean") for d in (2, 3, 10, 100)
+    ]
+    + [f"gaussian_correlated-d{d}" for d in (3, 10, 100)],
+    "sizes": [1_000_000],
+    "orders": [2.0, 5.0],
+    "replicates": 200,
+    "block": 25,
+}
+
+
 #: Every sweep by name: the parameters that define it (recorded in the manifest).
 SWEEPS = {
     "section4": SECTION4,
@@ -128,6 +142,7 @@ SWEEPS = {
     "verdict": VERDICT,
     "finite_sample": FINITE_SAMPLE,
     "vectors": VECTORS,
+    "vectors_1e6": VECTORS_1E6,
 }
 
 #: The slice each sweep recomputes when a chapter asks for it (``load_sweep(name, recompute=True)``):
@@ -141,6 +156,7 @@ QUICK = {
     "verdict": {"sizes": [1_000, 3_000], "replicates": 25},
     "finite_sample": {"sizes": [100, 1_000], "replicates": 25},
     "vectors": {"sizes": [10_000], "mechanisms": ["gaussian-d10", "product_laplace-d2"], "replicates": 25},
+    "vectors_1e6": {"mechanisms": ["gaussian-d2"], "replicates": 5},
 }
 
 
@@ -254,6 +270,7 @@ FIELDS = {
         "lower",
     ],
 }
+FIELDS["vectors_1e6"] = FIELDS["vectors"]
 
 
 @dataclass(frozen=True)
@@ -355,7 +372,7 @@ def run_task(task: Task) -> list[dict]:
         One row per replicate, order (and tuning) of the task.
     """
     spec = SWEEPS[task.sweep]
-    if task.sweep == "vectors":
+    if task.sweep in ("vectors", "vectors_1e6"):
         case, d = task.mechanism.rsplit("-d", 1)
         rows = []
         for rep, stream in zip(task.replicates, _stream(task).spawn(spec["block"])):
