@@ -15,7 +15,8 @@ The estimator of Section III in one module per step:
   worker processes or a Dask cluster, each output once;
 * :mod:`~renyi.audit.streaming`: the same fit from chunks, memory independent of n;
 * :mod:`~renyi.audit.projection`: vector outputs reduced to one dimension by a direction
-  learned on held-out outputs (or fixed), in chunks;
+  learned on held-out outputs (or fixed), in chunks, and :mod:`~renyi.audit.multivariate_kde`:
+  in two or three dimensions, the estimator on a whitened grid with no projection;
 * :mod:`~renyi.audit.finite_sample` with :mod:`~renyi.audit.box_minimum`: for discrete outputs,
   a bound that holds at every sample size (confidence boxes and a certified minimum);
 * :mod:`~renyi.audit.claims`: claimed curves and the family-wise :func:`verdict`;
@@ -39,6 +40,7 @@ from .delta_method import (
 )
 from .finite_sample import finite_sample_bounds
 from .floor import default_floor, paper_floor, softmax_derivative, softmax_floor
+from .multivariate_kde import fit_grid_kde
 from .pipeline import DIRECTIONS, bounds_from_fit, fit_densities, rdp_lower_bound
 from .projection import learn_direction, projected_samples
 from .sampling import audit
@@ -62,6 +64,7 @@ __all__ = [
     "finite_sample_bounds",
     "projected_samples",
     "learn_direction",
+    "fit_grid_kde",
     "fit_densities_chunked",
     "array_chunks",
     "bound_from_densities",

@@ -209,6 +209,10 @@ class DensityFit:
     scale : float or None
         The robust scale :math:`\hat s` behind the default bandwidth and
         :func:`~renyi.audit.floor.paper_floor` (mean of the two samples' scales).
+    kernel_factor : float or None
+        :math:`R(K_H)=\int K_H^2` of a multivariate kernel
+        (:mod:`~renyi.audit.multivariate_kde`), which then sets the default floor and the bias
+        correction in place of ``bandwidth``; ``None`` otherwise.
     """
 
     p: np.ndarray
@@ -220,3 +224,4 @@ class DensityFit:
     cells: int
     bandwidth: float | None
     scale: float | None
+    kernel_factor: float | None = None

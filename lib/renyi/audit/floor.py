@@ -88,7 +88,9 @@ def softmax_derivative(t, floor, beta):
     return special.expit(beta * (np.asarray(t, dtype=float) - floor))
 
 
-def default_floor(n: int, *, bandwidth: float | None = None, relative_error: float | None = None) -> float:
+def default_floor(
+    n: int, *, bandwidth: float | None = None, relative_error: float | None = None, kernel_factor: float | None = None
+) -> float:
     r"""Default :math:`\tau`: the density level below which :math:`\hat q` is mostly noise.
 
     The estimator's variance blows up where :math:`\hat q` is small and noisy,
@@ -100,7 +102,9 @@ def default_floor(n: int, *, bandwidth: float | None = None, relative_error: flo
     * relative frequencies: :math:`\mathrm{sd}(\hat q(t))/q(t)\approx(nq)^{-1/2}`,
       so :math:`\tau=1/(nr^2)`;
     * Gaussian KDE: :math:`\mathrm{sd}(\hat q(t))/q(t)\approx(R(K)/(nhq))^{1/2}`
-      with :math:`R(K)=1/(2\sqrt\pi)`, so :math:`\tau=R(K)/(nhr^2)`.
+      with :math:`R(K)=1/(2\sqrt\pi)`, so :math:`\tau=R(K)/(nhr^2)`;
+    * a product Gaussian kernel in :math:`d` dimensions: :math:`R(K)/h` becomes
+      :math:`R(K_H)=\prod_k R(K)/h_k` (``kernel_factor``), so :math:`\tau=R(K_H)/(nr^2)`.
 
     **What this rule does, truthfully.**  Since :math:`\tau=R(K)/(nhr^2)`,
     :math:`nh\tau=R(K)/r^2\approx3.13` at every :math:`n`: the relative
@@ -123,6 +127,8 @@ def default_floor(n: int, *, bandwidth: float | None = None, relative_error: flo
         KDE bandwidth :math:`h`; ``None`` for discrete outputs.
     relative_error : float, optional
         The constant :math:`r`; default :data:`FLOOR_RELATIVE_ERROR`.
+    kernel_factor : float, optional
+        :math:`R(K_H)` of a multivariate kernel, in place of ``bandwidth``.
 
     Returns
     -------
@@ -130,9 +136,14 @@ def default_floor(n: int, *, bandwidth: float | None = None, relative_error: flo
         :math:`\tau`.
     """
     n = as_int(n, "n")
+    if bandwidth is not None and kernel_factor is not None:
+        raise ValueError("pass bandwidth (one dimension) or kernel_factor (several), not both")
+    continuous = bandwidth is not None or kernel_factor is not None
     if relative_error is None:
-        relative_error = FLOOR_RELATIVE_ERROR["discrete" if bandwidth is None else "continuous"]
+        relative_error = FLOOR_RELATIVE_ERROR["continuous" if continuous else "discrete"]
     r2 = as_positive_scalar(relative_error, "relative_error") ** 2
+    if kernel_factor is not None:
+        return as_positive_scalar(kernel_factor, "kernel_factor") / (n * r2)
     if bandwidth is None:
         return 1.0 / (n * r2)
     return KERNEL_ROUGHNESS / (n * as_positive_scalar(bandwidth, "bandwidth") * r2)

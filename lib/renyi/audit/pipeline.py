@@ -30,7 +30,8 @@ from .density import TAILS, kde_on_checked_grid
 from .finite_sample import finite_sample_bounds
 from .floor import KERNEL_ROUGHNESS, default_floor, paper_floor
 from .frequencies import relative_frequencies
-from .projection import projected_samples
+from .multivariate_kde import MAX_KDE_DIMENSION, SPACING, fit_grid_kde
+from .projection import Projection, output_rows, projected_samples
 
 __all__ = ["fit_densities", "bounds_from_fit", "rdp_lower_bound", "with_projection", "DIRECTIONS"]
 
@@ -146,11 +147,16 @@ def rdp_lower_bound(
         The fraction of each sample held out to learn a ``projection`` (default 0.5) or, with
         ``method="finite-sample"``, to choose the cells (default 0 for a declared support of
         two outcomes or boolean outputs, else 0.2).  Held-out outputs are not bounded.
-    projection : {"mean-difference", "whitened"}, array_like or callable, optional
+    projection : {"mean-difference", "whitened", "kde"}, array_like or callable, optional
         For vector outputs of shape ``(n, d)``: reduce them to one dimension first, by a
         direction learned on a held-out ``split`` of each sample, a fixed direction ``w``, or a
         map ``f(outputs) -> values`` (:func:`~renyi.audit.projection.projected_samples`).  Valid
         by the data-processing inequality; the bound is then on the projected outputs.
+        ``"kde"`` (:math:`d=2` or 3) projects nothing: the densities are estimated on a
+        whitened :math:`d`-dimensional grid (:func:`~renyi.audit.multivariate_kde.fit_grid_kde`),
+        every output is used, and ``bandwidth`` and ``split`` do not apply.  It is tighter where
+        no direction carries the whole shift (independent noise shifted in several
+        coordinates); its smoothing bias grows with :math:`d`.
     rng : numpy.random.Generator, optional
         Draws the held-out subsets of ``split``; default ``numpy.random.default_rng(0)``.
 
@@ -203,6 +209,23 @@ def rdp_lower_bound(
     >>> bound.lower < 2 / (2 * 5**2)    # the true epsilon(2) = 0.04
     True
     """
+    if isinstance(projection, str) and projection == "kde":
+        _check_grid_kde_options(discrete, bandwidth, floor, tails, method, support, split)
+        a, b = (output_rows(s, name) for s, name in ((samples_p, "samples_p"), (samples_q, "samples_q")))
+        if a.shape[1] != b.shape[1]:
+            raise ValueError(f"samples_p and samples_q must have the same dimension, got {a.shape[1]} and {b.shape[1]}")
+        if a.shape[1] > MAX_KDE_DIMENSION:
+            raise ValueError(
+                f"projection='kde' estimates densities on a grid in 2 or 3 dimensions; d = {a.shape[1]} would need "
+                f"about {_grid_gib(a.shape[1], min(a.shape[0], b.shape[0])):,.0f} GiB per array: use "
+                "projection='mean-difference'"
+            )
+        fit, grid = fit_grid_kde(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+        bounds = bounds_from_fit(
+            fit, orders, alpha=alpha, floor=floor, beta=beta, bias_correction=bias_correction, direction=direction
+        )
+        info = Projection("kde", grid.dimension, (0, 0), None, tuple(float(h) for h in grid.bandwidths))
+        return with_projection(bounds, info)
     if projection is not None:
         x, y, info = projected_samples(samples_p, samples_q, projection, split=split, rng=rng)
         bounds = rdp_lower_bound(
@@ -269,6 +292,28 @@ def with_projection(bounds, info):
         )
 
     return [mark(b) for b in bounds] if isinstance(bounds, list) else mark(bounds)
+
+
+def _check_grid_kde_options(discrete, bandwidth, floor, tails, method, support, split):
+    """Refuse what does not apply to the grid KDE of ``projection="kde"``."""
+    if discrete:
+        raise ValueError("projection='kde' is for continuous outputs; discrete rows are outcomes already")
+    if bandwidth is not None:
+        raise ValueError("projection='kde' chooses one bandwidth per whitened axis (Scott's rate); drop bandwidth")
+    if isinstance(floor, str):
+        raise ValueError("floor='paper' is defined for one-dimensional outputs; pass a number or None")
+    if tails != "absolute":
+        raise ValueError("projection='kde' has one algorithm (linear binning, direct smoothing); drop tails")
+    if method != "delta" or support is not None:
+        raise ValueError("projection='kde' is a delta-method bound; method='finite-sample' is for discrete outputs")
+    if split is not None:
+        raise ValueError("projection='kde' uses every output (nothing is learned): drop split")
+
+
+def _grid_gib(d, n):
+    """GiB of one float64 grid array in d dimensions at the default spacing (about 12 whitened sd a side)."""
+    h = n ** (-1.0 / (d + 4))
+    return (12.0 / (h / SPACING)) ** d * 8 / 2**30
 
 
 def _check_finite_sample_options(samples_p, samples_q, discrete, bandwidth, floor, beta, bias_correction, tails):
@@ -420,14 +465,17 @@ def bounds_from_fit(
         beta = as_positive_scalar(beta, "beta")
     n_p, n_q, h = fit.n_p, fit.n_q, fit.bandwidth
     if floor is None:
-        tau = default_floor(min(n_p, n_q), bandwidth=h)
+        if fit.kernel_factor is not None:
+            tau = default_floor(min(n_p, n_q), kernel_factor=fit.kernel_factor)
+        else:
+            tau = default_floor(min(n_p, n_q), bandwidth=h)
     elif isinstance(floor, str):
         if floor != "paper":
             raise ValueError(f"floor must be a positive number, None or 'paper', got {floor!r}")
-        if fit.discrete:
+        if fit.discrete or fit.kernel_factor is not None:
             raise ValueError(
-                "floor='paper' is defined for continuous outputs only (it compares tau "
-                "with the bandwidth); pass a number or None for discrete outputs"
+                "floor='paper' is defined for one-dimensional continuous outputs only (it compares "
+                "tau with the bandwidth); pass a number or None"
             )
         tau = paper_floor(h, fit.scale)
     else:
@@ -447,7 +495,7 @@ def bounds_from_fit(
         bias_corrected=bool(bias_correction),
     )
     level = alpha / 2 if direction == "both" else alpha
-    kernel_factor = 1.0 if h is None else KERNEL_ROUGHNESS / h
+    kernel_factor = fit.kernel_factor or (1.0 if h is None else KERNEL_ROUGHNESS / h)
     wanted = {"forward": ["P||Q"], "reverse": ["Q||P"], "both": ["P||Q", "Q||P"]}[direction]
     pairs = {"P||Q": (p_hat, q_hat, n_p, n_q), "Q||P": (q_hat, p_hat, n_q, n_p)}
     plugins = {

@@ -40,7 +40,15 @@ import numpy as np
 
 from .._validation import as_generator
 
-__all__ = ["PROJECTIONS", "DEFAULT_SPLIT", "Projection", "learn_direction", "project", "projected_samples"]
+__all__ = [
+    "PROJECTIONS",
+    "DEFAULT_SPLIT",
+    "Projection",
+    "learn_direction",
+    "project",
+    "projected_samples",
+    "output_rows",
+]
 
 #: The directions learned from held-out outputs.
 PROJECTIONS = ("mean-difference", "whitened")
@@ -57,21 +65,27 @@ class Projection:
     Attributes
     ----------
     kind : str
-        ``"mean-difference"``, ``"whitened"``, ``"fixed"`` (an array) or ``"callable"``.
+        ``"mean-difference"``, ``"whitened"``, ``"fixed"`` (an array), ``"callable"`` or
+        ``"kde"``.
     dimension : int
         :math:`d`, the outputs' dimension.
     held_out : tuple of int
         Outputs per side that learned the direction (not used in the bound).
     signal_share : float or None
         Estimated :math:`\cos^2` between the direction and the mean shift, from the outputs
-        that were bounded; ``None`` when it cannot be estimated (a callable, or a shift too
-        small to see).
+        that were bounded; ``None`` when it cannot be estimated (a callable, a shift too
+        small to see, or no projection).
+    bandwidths : tuple of float
+        ``kind="kde"`` only (no projection: the density estimated on a grid in
+        :math:`d\le3` dimensions, :mod:`~renyi.audit.multivariate_kde`): the per-axis
+        bandwidths in whitened units; empty otherwise.
     """
 
     kind: str
     dimension: int
     held_out: tuple
     signal_share: float | None
+    bandwidths: tuple = ()
 
     def to_dict(self) -> dict:
         """The fields as a JSON-ready dict.
@@ -85,6 +99,7 @@ class Projection:
             "dimension": self.dimension,
             "held_out": list(self.held_out),
             "signal_share": self.signal_share,
+            "bandwidths": list(self.bandwidths),
         }
 
 
@@ -239,8 +254,8 @@ class _Side:
         return out, total / out.size, squares / out.size
 
 
-def _as_rows(value, name):
-    """An (n, d) array of real numbers, without copying a memory-mapped one."""
+def output_rows(value, name):
+    """An (n, d) array of real numbers, without copying a memory-mapped one (else ValueError/TypeError)."""
     arr = value if isinstance(value, np.ndarray) else np.asarray(value)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must contain real numbers, got dtype {arr.dtype}")
@@ -294,7 +309,7 @@ def projected_samples(samples_p, samples_q, projection, *, split=None, rng=None)
         The projected outputs to bound.
     info : Projection
     """
-    a, b = _as_rows(samples_p, "samples_p"), _as_rows(samples_q, "samples_q")
+    a, b = output_rows(samples_p, "samples_p"), output_rows(samples_q, "samples_q")
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"samples_p and samples_q must have the same dimension, got {a.shape[1]} and {b.shape[1]}")
     d = a.shape[1]

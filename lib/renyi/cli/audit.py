@@ -219,6 +219,12 @@ def report(bounds, claim, args) -> int:
 
 def _projection_line(record) -> str:
     """How vector outputs were reduced: direction, held-out outputs, signal kept."""
+    if record["kind"] == "kde":
+        widths = ", ".join(f"{h:.3g}" for h in record["bandwidths"])
+        return (
+            f"outputs: {record['dimension']}-dimensional, estimated on a whitened grid with no projection\n"
+            f"            (bandwidths {widths} in whitened units)"
+        )
     held = record["held_out"]
     source = f"learned from {held[0]:,} + {held[1]:,} held-out outputs" if held[0] else "fixed"
     share = record["signal_share"]
@@ -256,6 +262,8 @@ def _print_bounds(bounds, direction) -> None:
     level = 100 * (1 - first.alpha)
     if first.discrete:
         kind = f"discrete (relative frequencies on {first.cells:,} observed outcomes)"
+    elif first.bandwidth is None:
+        kind = f"continuous (Gaussian KDE, {first.cells:,} grid points)"
     else:
         kind = f"continuous (Gaussian KDE, bandwidth h={first.bandwidth:.4g}, {first.cells:,} grid points)"
     print(f"samples: n_p={first.n_p:,}  n_q={first.n_q:,}  {kind}")
@@ -477,9 +485,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.add_argument(
         "--projection",
-        choices=["mean-difference", "whitened"],
+        choices=["mean-difference", "whitened", "kde"],
         help="vector outputs (rows of d values): bound their projection on a direction learned from "
-        "a held-out part of each sample (whitened: for correlated noise)",
+        "a held-out part of each sample (whitened: for correlated noise); kde: no projection, "
+        "the densities on a whitened grid (d = 2 or 3)",
     )
     a.add_argument(
         "--split",

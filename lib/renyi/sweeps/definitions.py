@@ -122,9 +122,7 @@ VECTORS = {
 #: The vector-outputs study at a million outputs per side, kept in its own file so that the
 #: smaller study's rows keep their seeds; d = 1000 is left out (8 GB per sample).
 VECTORS_1E6 = {
-    "mechanisms": [
-        f"{case}-d{d}" for case in ("gaussian", "product_laplace", "clipped_mean") for d in (2, 3, 10, 100)
-    ]
+    "mechanisms": [f"{case}-d{d}" for case in ("gaussian", "product_laplace", "clipped_mean") for d in (2, 3, 10, 100)]
     + [f"gaussian_correlated-d{d}" for d in (3, 10, 100)],
     "sizes": [1_000_000],
     "orders": [2.0, 5.0],
