@@ -131,6 +131,24 @@ VECTORS_1E6 = {
 }
 
 
+#: The vector outputs estimated directly on a grid (``*_kde`` cases) beside the projection, where
+#: it matters: Gaussian noise shifted in one coordinate, Laplace noise shifted in all of them.
+VECTORS_KDE = {
+    "mechanisms": [
+        "gaussian_kde-d2",
+        "gaussian_kde-d3",
+        "laplace_diagonal-d2",
+        "laplace_diagonal_kde-d2",
+        "laplace_diagonal-d3",
+        "laplace_diagonal_kde-d3",
+    ],
+    "sizes": [10_000, 100_000, 1_000_000],
+    "orders": [2.0, 5.0],
+    "replicates": 200,
+    "block": 25,
+}
+
+
 #: Every sweep by name: the parameters that define it (recorded in the manifest).
 SWEEPS = {
     "section4": SECTION4,
@@ -141,6 +159,7 @@ SWEEPS = {
     "finite_sample": FINITE_SAMPLE,
     "vectors": VECTORS,
     "vectors_1e6": VECTORS_1E6,
+    "vectors_kde": VECTORS_KDE,
 }
 
 #: The slice each sweep recomputes when a chapter asks for it (``load_sweep(name, recompute=True)``):
@@ -155,6 +174,7 @@ QUICK = {
     "finite_sample": {"sizes": [100, 1_000], "replicates": 25},
     "vectors": {"sizes": [10_000], "mechanisms": ["gaussian-d10", "product_laplace-d2"], "replicates": 25},
     "vectors_1e6": {"mechanisms": ["gaussian-d2"], "replicates": 5},
+    "vectors_kde": {"sizes": [10_000], "mechanisms": ["gaussian_kde-d2", "laplace_diagonal_kde-d2"], "replicates": 25},
 }
 
 
@@ -268,7 +288,7 @@ FIELDS = {
         "lower",
     ],
 }
-FIELDS["vectors_1e6"] = FIELDS["vectors"]
+FIELDS["vectors_1e6"] = FIELDS["vectors_kde"] = FIELDS["vectors"]
 
 
 @dataclass(frozen=True)
@@ -370,7 +390,7 @@ def run_task(task: Task) -> list[dict]:
         One row per replicate, order (and tuning) of the task.
     """
     spec = SWEEPS[task.sweep]
-    if task.sweep in ("vectors", "vectors_1e6"):
+    if task.sweep in ("vectors", "vectors_1e6", "vectors_kde"):
         case, d = task.mechanism.rsplit("-d", 1)
         rows = []
         for rep, stream in zip(task.replicates, _stream(task).spawn(spec["block"])):

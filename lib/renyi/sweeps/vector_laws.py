@@ -1,6 +1,6 @@
 r"""The vector-outputs study: mechanisms with outputs in :math:`\mathbb R^d`, and the rows of one replicate.
 
-Four cases, each a mechanism on a pair of adjacent databases whose exact :math:`D_\lambda` is
+Five laws, each a mechanism on a pair of adjacent databases whose exact :math:`D_\lambda` is
 known in closed form:
 
 ``gaussian``
@@ -16,11 +16,16 @@ known in closed form:
     Gaussian noise (:math:`\sigma^2=0.1`) on the mean of 100 records of :math:`d` features
     clipped to :math:`[0,1]`, one record all ones in :math:`x` and all zeros in :math:`x'`:
     a dense shift :math:`\Delta=\mathbf 1/100`.
+``laplace_diagonal``
+    Product Laplace noise as above, shifted by 1 in *every* coordinate: :math:`d` times the
+    one-dimensional divergence, which no single direction carries.
 
-Each replicate draws both samples in full, bounds them through the projection learned on half
-of each (the library's default), and records the bound at every order beside the truth.  The
-study is :data:`~renyi.sweeps.definitions.SWEEPS` ``["vectors"]``; taught in the chapter
-*Vector-valued outputs* (``book/part1``).
+A case (:data:`CASES`) is a law and a route: the projection learned on half of each sample (the
+library's default), the whitened one, or ``"kde"`` (cases ``*_kde``, :math:`d\le3`): no
+projection, the density on a grid.  Each replicate draws both samples in full and records the
+bound at every order beside the truth.  The studies are
+:data:`~renyi.sweeps.definitions.SWEEPS` ``["vectors"]``, ``["vectors_1e6"]`` and
+``["vectors_kde"]``; taught in the chapter *Vector-valued outputs* (``book/part1``).
 """
 
 from __future__ import annotations
@@ -40,12 +45,15 @@ LAPLACE_SCALE = math.sqrt(5.0)
 RECORDS = 100
 CLIPPED_SIGMA2 = 0.1
 
-#: The projection each case is bounded through.
+#: Each case: the law of its outputs and the route to one dimension (``"kde"``: none, the grid).
 CASES = {
-    "gaussian": "mean-difference",
-    "gaussian_correlated": "whitened",
-    "product_laplace": "mean-difference",
-    "clipped_mean": "mean-difference",
+    "gaussian": ("gaussian", "mean-difference"),
+    "gaussian_correlated": ("gaussian_correlated", "whitened"),
+    "product_laplace": ("product_laplace", "mean-difference"),
+    "clipped_mean": ("clipped_mean", "mean-difference"),
+    "laplace_diagonal": ("laplace_diagonal", "mean-difference"),
+    "gaussian_kde": ("gaussian", "kde"),
+    "laplace_diagonal_kde": ("laplace_diagonal", "kde"),
 }
 
 
@@ -54,9 +62,11 @@ def _correlation(d):
     return RHO ** np.abs(np.subtract.outer(idx, idx))
 
 
-def _shift(case, d):
-    if case == "clipped_mean":
+def _shift(law, d):
+    if law == "clipped_mean":
         return np.full(d, 1.0 / RECORDS)
+    if law == "laplace_diagonal":
+        return np.ones(d)
     shift = np.zeros(d)
     shift[0] = 1.0
     return shift
@@ -76,21 +86,23 @@ def truth(case: str, d: int, order: float) -> float:
     -------
     float
     """
-    shift = _shift(case, d)
-    if case == "product_laplace":
-        return laplace_renyi(1.0, 0.0, LAPLACE_SCALE, order)
-    if case == "gaussian_correlated":
+    law = CASES[case][0]
+    shift = _shift(law, d)
+    if law in ("product_laplace", "laplace_diagonal"):
+        # independent coordinates: the divergence is the sum over the shifted ones
+        return float(np.count_nonzero(shift)) * laplace_renyi(1.0, 0.0, LAPLACE_SCALE, order)
+    if law == "gaussian_correlated":
         return order / 2 * float(shift @ np.linalg.solve(SIGMA2 * _correlation(d), shift))
-    variance = CLIPPED_SIGMA2 if case == "clipped_mean" else SIGMA2
+    variance = CLIPPED_SIGMA2 if law == "clipped_mean" else SIGMA2
     return order * float(shift @ shift) / (2 * variance)
 
 
-def _draw(case, d, n, rng, shifted):
-    if case == "product_laplace":
+def _draw(law, d, n, rng, shifted):
+    if law in ("product_laplace", "laplace_diagonal"):
         out = rng.laplace(0.0, LAPLACE_SCALE, (n, d))
-    elif case == "gaussian_correlated":
+    elif law == "gaussian_correlated":
         out = rng.normal(0.0, math.sqrt(SIGMA2), (n, d)) @ np.linalg.cholesky(_correlation(d)).T
-    elif case == "clipped_mean":
+    elif law == "clipped_mean":
         # the clipped mean of the database (records in [0, 1]^d), then the noise
         records = np.clip(np.random.default_rng(d).normal(0.5, 0.3, (RECORDS, d)), 0.0, 1.0)
         records[0] = 1.0 if shifted else 0.0
@@ -99,7 +111,7 @@ def _draw(case, d, n, rng, shifted):
     else:
         out = rng.normal(0.0, math.sqrt(SIGMA2), (n, d))
     if shifted:
-        out += _shift(case, d)
+        out += _shift(law, d)
     return out
 
 
@@ -124,9 +136,10 @@ def vector_rows(base: dict, case: str, d: int, n: int, orders, stream: np.random
     -------
     list of dict
     """
+    law, route = CASES[case]
     rng_p, rng_q, rng_split = stream.spawn(3)
-    p, q = _draw(case, d, n, rng_p, True), _draw(case, d, n, rng_q, False)
-    bounds = rdp_lower_bound(p, q, orders, projection=CASES[case], rng=rng_split)
+    p, q = _draw(law, d, n, rng_p, True), _draw(law, d, n, rng_q, False)
+    bounds = rdp_lower_bound(p, q, orders, projection=route, rng=None if route == "kde" else rng_split)
     share = bounds[0].projection["signal_share"]
     return [
         base
