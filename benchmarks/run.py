@@ -512,20 +512,21 @@ def finite_sample_benchmark(seed=20261203):
 
 
 def projection_benchmark(seed=20261204):
-    """Seconds and peak traced memory of one bound on (n, d) outputs through a learned projection."""
+    """Seconds and peak traced memory of one bound on (n, d) outputs: a learned projection, or the grid."""
     rng = np.random.default_rng(seed)
     print("\n# rdp_lower_bound(..., projection=...) on Gaussian vectors, orders 2 and 5, both directions")
-    print("| d | n per side | projection | seconds | peak memory / input |")
-    print("|---:|---:|---|---:|---:|")
-    for d in (10, 100):
+    print("| d | n per side | projection | seconds | peak memory / input | peak MiB |")
+    print("|---:|---:|---|---:|---:|---:|")
+    for d in (2, 3, 10, 100):
         n = 1_000_000
         shift = np.zeros(d)
         shift[0] = 1.0
         x, y = rng.normal(0, 10**0.5, (n, d)) + shift, rng.normal(0, 10**0.5, (n, d))
-        for kind in ("mean-difference", "whitened"):
+        for kind in ("kde",) if d <= 3 else ("mean-difference", "whitened"):
             t, mem = measure(lambda a, b, k=kind: rdp_lower_bound(a, b, [2.0, 5.0], projection=k), x, y, 1)
-            record("projection", d=d, n=n, projection=kind, seconds=t, peak_memory_over_input=mem)
-            print(f"| {d} | {n:,} | {kind} | {t:.2f} | {mem:.3f} |", flush=True)
+            mib = mem * (x.nbytes + y.nbytes) / 2**20
+            record("projection", d=d, n=n, projection=kind, seconds=t, peak_memory_over_input=mem, peak_mib=mib)
+            print(f"| {d} | {n:,} | {kind} | {t:.2f} | {mem:.3f} | {mib:.0f} |", flush=True)
         del x, y
 
 
@@ -537,7 +538,7 @@ def main(argv=None):
     parser.add_argument("--only-lift", action="store_true", help="only the Part II timings")
     parser.add_argument("--only-parallel", action="store_true", help="only audit(..., workers=k)")
     parser.add_argument("--only-finite-sample", action="store_true", help="only the finite-sample bound's timings")
-    parser.add_argument("--only-projection", action="store_true", help="only the vector outputs' timings")
+    parser.add_argument("--only-projection", action="store_true", help="only vector outputs (projections, grid)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder for the CSV tables (benchmarks/results)")
     args = parser.parse_args(argv)
     if args.only_lift:
