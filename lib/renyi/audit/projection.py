@@ -229,12 +229,13 @@ class _Side:
         self.held = rng.random(arr.shape[0]) < split if split else np.zeros(arr.shape[0], bool)
         if split and (self.held.all() or not self.held.any()):
             raise ValueError(f"split={split:g} leaves no outputs on one side of {arr.shape[0]:,} rows")
-        self.moments = _Moments(arr.shape[1], second)
+        self.second = second
+        self.moments = _Moments(arr.shape[1], False)
 
     def learn(self):
         for start, block in _chunks(self.arr, self.name):
             self.moments.add(block[self.held[start : start + block.shape[0]]])
-        if self.moments.outer is not None:  # a second pass, about the mean the first one found
+        if self.second:  # scatter about the mean the first pass found, in a second pass
             first = self.moments
             self.moments = _Moments(first.total.size, True, centre=first.mean)
             for start, block in _chunks(self.arr, self.name):
