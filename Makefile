@@ -20,7 +20,7 @@ NBVAL    := $(BIN)/python -m pytest -q --nbval --nbval-current-env \
             --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: help install book book-fresh test lint unit unit-fast nbval nbval-simd book-check browser renotebook data \
-        data-libraries bench bench-scip clean
+        data-libraries bench bench-scip bench-vectors clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -117,6 +117,9 @@ bench: $(STAMP)  ## speed and memory against peer pipelines (installs the bench 
 bench-scip: $(STAMP)  ## global_optimum against SCIP on the same instances (installs pyscipopt, benchmark only)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements-scip.txt
 	cd benchmarks && ../$(BIN)/python scip_benchmark.py $(if $(QUICK),--quick)
+
+bench-vectors: $(STAMP)  ## one bound on memory-mapped d = 1000, n = 10^6 outputs (16 GB of scratch disk)
+	$(BIN)/python benchmarks/vector_streaming.py $(if $(SCRATCH),--scratch $(SCRATCH))
 
 clean:  ## remove the build and caches (keeps .venv)
 	rm -rf _build .pytest_cache .hypothesis
