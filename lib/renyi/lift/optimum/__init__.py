@@ -30,8 +30,10 @@ e^{\alpha\epsilon}\}`.  :func:`global_optimum` brackets it between two numbers:
   (:mod:`renyi.lift.optimum.boxes`).
 
 Theorem 1's :math:`V_+` is a second valid upper bound where it is proved
-(invertible :math:`A`, :math:`\alpha\ge2`, :math:`\bar\delta_\epsilon<1`), and two
-coarse ones always hold (see :func:`global_optimum`); the result reports the
+(invertible :math:`A`, :math:`\alpha\ge2`, :math:`\bar\delta_\epsilon<1`), closed-form
+relaxations hold for an invertible :math:`A` at every order (the :math:`D_2` one for
+:math:`\alpha\ge2`, the :math:`\chi^2` one of :func:`~renyi.lift.optimum.bracket.chi2_radius`
+below), and :math:`|\mathcal Y|-1` always (see :func:`global_optimum`); the result reports the
 smallest and says which it is.
 """
 
@@ -139,8 +141,10 @@ def global_optimum(
       stationary at every output of the polished mechanism (a least-squares fit of the
       KKT conditions), renewed when the lower bound rises.
 
-    The smallest of these and Theorem 1's :math:`V_+` (and two coarse closed
-    forms) is reported, with its name.  All are valid whatever the time limit;
+    The smallest of these and Theorem 1's :math:`V_+` (and the closed forms: a relaxation
+    of the budget to a :math:`\chi^2` ball, by :math:`D_2\le D_\alpha` for :math:`\alpha\ge2`
+    and by :func:`~renyi.lift.optimum.bracket.chi2_radius` below order 2, and
+    :math:`|\mathcal Y|-1`) is reported, with its name.  All are valid whatever the time limit;
     only the gap depends on it.
 
     Cost.  A cone's bound costs :math:`O(|\mathcal Y|^3)` and a box's

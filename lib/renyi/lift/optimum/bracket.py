@@ -17,7 +17,7 @@ from ..channels import LiftMechanism, budget_use, build_mechanism, from_channel
 from ..model import LeakageModel
 from .lp import exact_weights
 
-__all__ = ["CertifiedOptimum"]
+__all__ = ["CertifiedOptimum", "chi2_radius"]
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,9 @@ class CertifiedOptimum(LiftMechanism):
         ``"branch-and-bound"`` (weak duality, computed over cones), ``"box branch-and-bound"``
         (weak duality, computed over boxes with a concave Lagrangian), ``"theorem 1"``
         (:math:`V_+`), ``"D2 relaxation"`` (:math:`\sigma^2_{\max}(e^{\alpha\epsilon/(\alpha-1)}-1)`,
-        from :math:`D_2\le D_\alpha`), ``"|Y| - 1"``, or ``"exact"`` (no utility is
-        possible).
+        from :math:`D_2\le D_\alpha`, for :math:`\alpha\ge2`), ``"chi2 relaxation"``
+        (:math:`\sigma^2_{\max}` times :func:`chi2_radius`, for :math:`1<\alpha<2`),
+        ``"|Y| - 1"``, or ``"exact"`` (no utility is possible).
     certified : bool
         ``0 <= gap <= rtol`` as requested.
     elapsed : float
@@ -53,8 +54,9 @@ class CertifiedOptimum(LiftMechanism):
     bounds_run : tuple of str
         Every upper bound that was computed, by the names of ``upper_bound_source``: which
         run depends on the matrix (a square invertible :math:`A` gets the box branch and
-        bound, Theorem 1 and the :math:`D_2` relaxation, whichever class holds it), on
-        :math:`\alpha\ge2` and :math:`\epsilon>0`.
+        bound, Theorem 1 and the :math:`D_2` relaxation, or below order 2 the
+        :math:`\chi^2` relaxation, whichever class holds it), on :math:`\alpha` and
+        :math:`\epsilon>0`.
     """
 
     lower_bound: float = 0.0
@@ -76,12 +78,16 @@ def closed_form_upper_bounds(model, eps, alpha):
     * ``"D2 relaxation"``: for alpha >= 2, D_2 <= D_alpha gives chi^2(P_{X|U=u} || P_X)
       <= e^{alpha eps/(alpha-1)} - 1 for every output, and chi^2(P_{Y|U=u} || P_Y) =
       ||W Z_u||^2 <= sigma_max^2 ||Z_u||^2 (invertible A);
+    * ``"chi2 relaxation"``: for 1 < alpha < 2, the same with the radius of
+      :func:`chi2_radius`, where D_2 <= D_alpha fails;
     * ``"|Y| - 1"``: chi^2(Y; U) <= min(|Y|, |U|) - 1 always.
 
-    The first two need a square invertible A, whichever class holds it (``LeakageModel.of``).
+    All but the last need a square invertible A, whichever class holds it (``LeakageModel.of``).
     """
     bounds = [(float(model.p_y.size - 1), "|Y| - 1")]
     invertible = LeakageModel.of(model)
+    if invertible is not None and 1 < alpha < 2 and eps > 0:
+        bounds.append((invertible.sigma_max**2 * chi2_radius(invertible.p_x, eps, alpha), "chi2 relaxation"))
     if invertible is not None and alpha >= 2 and eps > 0:
         model = invertible
         bounds.append((model.sigma_max**2 * math.expm1(alpha * eps / (alpha - 1)), "D2 relaxation"))
@@ -89,6 +95,78 @@ def closed_form_upper_bounds(model, eps, alpha):
         if cert.delta_bar < 1 and cert.rho < 1 and math.isfinite(cert.V_plus):
             bounds.append((cert.V_plus, "theorem 1"))
     return bounds
+
+
+def _excess(ratio, alpha):
+    """f(r) = r^alpha - 1 - alpha (r - 1) >= 0, accurately near r = 1."""
+    d = ratio - 1.0
+    return math.expm1(alpha * math.log1p(d)) - alpha * d
+
+
+def _curvature_floor(ratio, alpha):
+    """A lower bound on h(r) = f(r) / (r - 1)^2 for r >= 1 and 1 < alpha < 2 (h decreases in r).
+
+    h(r) = alpha (alpha - 1) int_0^1 (1 - t) (1 + t (r - 1))^(alpha - 2) dt >= alpha (alpha - 1)
+    r^(alpha - 2) / 2, free of cancellation; away from r = 1 the exact quotient, less 1e-9 of it
+    for its rounding, is larger and used instead.
+    """
+    floor = 0.5 * alpha * (alpha - 1) * ratio ** (alpha - 2)
+    d = ratio - 1.0
+    if d > 1e-3:
+        floor = max(floor, _excess(ratio, alpha) / (d * d) * (1 - 1e-9))
+    return floor
+
+
+def chi2_radius(p_x, eps, alpha):
+    r"""The largest :math:`\chi^2(P_{X|U=u}\|P_X)` of an output within an α-lift budget, :math:`1<\alpha<2`.
+
+    With :math:`r_x=P_{X|U=u}(x)/P_X(x)` and :math:`f(r)=r^\alpha-1-\alpha(r-1)\ge0`,
+    :math:`\sum_xP_X(x)f(r_x)=\Phi_\alpha-1\le e^{\alpha\epsilon}-1` because
+    :math:`\sum_xP_X(x)(r_x-1)=0`.  Each term is at most the sum, so
+    :math:`r_x\le R_x`, the root above 1 of :math:`P_X(x)f(r)=e^{\alpha\epsilon}-1`
+    (and :math:`r_x\le1/P_X(x)` always).  For :math:`\alpha<2`, :math:`h(r)=f(r)/(r-1)^2`
+    decreases in :math:`r` (its integral form has the decreasing factor
+    :math:`(1+t(r-1))^{\alpha-2}`), so :math:`f(r_x)\ge h(R)(r_x-1)^2` with
+    :math:`R=\max_xR_x`, and
+
+    .. math::
+
+        \chi^2(P_{X|U=u}\|P_X)=\sum_xP_X(x)(r_x-1)^2\le\frac{e^{\alpha\epsilon}-1}{h(R)} .
+
+    As :math:`\epsilon\to0`, :math:`R\to1` and the radius tends to
+    :math:`2\epsilon/(\alpha-1)`, the first-order size of the set.  A derivation of this
+    compendium (the paper's relaxation needs :math:`D_2\le D_\alpha`, i.e. :math:`\alpha\ge2`).
+
+    Parameters
+    ----------
+    p_x : ndarray
+        :math:`P_X`, positive.
+    eps : float
+        :math:`\epsilon>0`.
+    alpha : float
+        :math:`1<\alpha<2`.
+
+    Returns
+    -------
+    float
+    """
+    budget = math.expm1(alpha * eps)
+    largest = 1.0
+    for mass in p_x:
+        cap = 1.0 / float(mass)
+        target = budget / float(mass)
+        if _excess(cap, alpha) <= target:
+            root = cap
+        else:  # f increases on [1, cap]: bisect, keeping the upper end (a larger R is safe)
+            lo, hi = 1.0, cap
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                if mid in (lo, hi):
+                    break
+                lo, hi = (mid, hi) if _excess(mid, alpha) <= target else (lo, mid)
+            root = hi
+        largest = max(largest, root)
+    return budget / _curvature_floor(largest, alpha)
 
 
 def best_upper_bound(model, eps, alpha, computed, settings):
