@@ -78,7 +78,7 @@ class Projection:
     bandwidths : tuple of float
         ``kind="kde"`` only (no projection: the density estimated on a grid in
         :math:`d\le3` dimensions, :mod:`~renyi.audit.multivariate_kde`): the per-axis
-        bandwidths in whitened units; empty otherwise.
+        bandwidths in the grid's coordinates (whitened); empty otherwise.
     """
 
     kind: str
