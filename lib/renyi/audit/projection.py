@@ -256,7 +256,26 @@ class _Side:
 
 
 def output_rows(value, name):
-    """An (n, d) array of real numbers, without copying a memory-mapped one (else ValueError/TypeError)."""
+    """An (n, d) array of real numbers, without copying a memory-mapped one.
+
+    Parameters
+    ----------
+    value : array_like
+        Outputs, one per row.
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    ndarray, shape (n, d)
+
+    Raises
+    ------
+    TypeError
+        For non-numeric or complex values.
+    ValueError
+        For another shape, or fewer than two rows.
+    """
     arr = value if isinstance(value, np.ndarray) else np.asarray(value)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must contain real numbers, got dtype {arr.dtype}")
