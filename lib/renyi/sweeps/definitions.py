@@ -173,7 +173,7 @@ QUICK = {
     "verdict": {"sizes": [1_000, 3_000], "replicates": 25},
     "finite_sample": {"sizes": [100, 1_000], "replicates": 25},
     "vectors": {"sizes": [10_000], "mechanisms": ["gaussian-d10", "product_laplace-d2"], "replicates": 25},
-    "vectors_1e6": {"mechanisms": ["gaussian-d2"], "replicates": 5},
+    "vectors_1e6": {"sizes": [1_000_000], "mechanisms": ["gaussian-d2"], "replicates": 5},
     "vectors_kde": {"sizes": [10_000], "mechanisms": ["gaussian_kde-d2", "laplace_diagonal_kde-d2"], "replicates": 25},
 }
 
