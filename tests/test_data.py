@@ -20,6 +20,8 @@ CHAPTER_FILES = [
     "part1/finite_sample.csv",
     "part1/libraries_fs.csv",
     "part1/vectors.csv",
+    "part1/vectors_1e6.csv",
+    "part1/vectors_kde.csv",
 ]
 
 
@@ -95,6 +97,10 @@ def _shipped(sweep, **match):
         ("vectors", "gaussian-d10", 10_000),
         ("vectors", "product_laplace-d2", 10_000),
         ("vectors", "gaussian_correlated-d3", 10_000),
+        ("vectors_1e6", "gaussian-d2", 1_000_000),
+        ("vectors_kde", "gaussian_kde-d2", 10_000),
+        ("vectors_kde", "laplace_diagonal_kde-d3", 10_000),
+        ("vectors_kde", "laplace_diagonal-d2", 10_000),
     ],
 )
 def test_recompute_slice(sweep, mechanism, n):
