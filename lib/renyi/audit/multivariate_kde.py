@@ -256,7 +256,7 @@ def fit_grid_kde(samples_p, samples_q, *, max_nodes: int = MAX_NODES) -> tuple[D
     samples_p, samples_q : ndarray, shape (n, d)
         Finite float outputs, :math:`2\le d\le` :data:`MAX_KDE_DIMENSION`.
     max_nodes : int, default MAX_NODES
-        Grid nodes allowed; the spacing is coarsened to fit, down to :data:`MIN_SPACING` nodes
+        Grid nodes allowed; the spacing is coarsened to fit, down to ``MIN_SPACING`` (one) node
         per bandwidth.
 
     Returns
