@@ -149,6 +149,21 @@ VECTORS_KDE = {
 }
 
 
+#: d = 1000 at 10^5 and 10^6 outputs per side.  The full draws (2 * 10^8 numbers per replicate)
+#: stop at 10^5; the ``*_sufficient`` cases draw the Gaussian laws' default route from its
+#: sufficient statistics (:mod:`renyi.sweeps.vector_sufficient`, O(n + d) per replicate) at both
+#: sizes, so 10^5 shows them beside the full draws.  ``max_values`` skips full draws only.
+VECTORS_D1000 = {
+    "mechanisms": [f"{case}-d1000" for case in ("gaussian", "product_laplace", "clipped_mean")]
+    + [f"{case}_sufficient-d1000" for case in ("gaussian", "clipped_mean")],
+    "sizes": [100_000, 1_000_000],
+    "orders": [2.0, 5.0],
+    "replicates": 200,
+    "block": 25,
+    "max_values": 100_000_000,
+}
+
+
 #: Every sweep by name: the parameters that define it (recorded in the manifest).
 SWEEPS = {
     "section4": SECTION4,
@@ -160,6 +175,7 @@ SWEEPS = {
     "vectors": VECTORS,
     "vectors_1e6": VECTORS_1E6,
     "vectors_kde": VECTORS_KDE,
+    "vectors_d1000": VECTORS_D1000,
 }
 
 #: The slice each sweep recomputes when a chapter asks for it (``load_sweep(name, recompute=True)``):
@@ -175,6 +191,7 @@ QUICK = {
     "vectors": {"sizes": [10_000], "mechanisms": ["gaussian-d10", "product_laplace-d2"], "replicates": 25},
     "vectors_1e6": {"sizes": [1_000_000], "mechanisms": ["gaussian-d2"], "replicates": 5},
     "vectors_kde": {"sizes": [10_000], "mechanisms": ["gaussian_kde-d2", "laplace_diagonal_kde-d2"], "replicates": 25},
+    "vectors_d1000": {"sizes": [1_000_000], "mechanisms": ["gaussian_sufficient-d1000"], "replicates": 25},
 }
 
 
@@ -288,7 +305,7 @@ FIELDS = {
         "lower",
     ],
 }
-FIELDS["vectors_1e6"] = FIELDS["vectors_kde"] = FIELDS["vectors"]
+FIELDS["vectors_1e6"] = FIELDS["vectors_kde"] = FIELDS["vectors_d1000"] = FIELDS["vectors"]
 
 
 @dataclass(frozen=True)
@@ -354,7 +371,8 @@ def tasks_for(sweep: str, *, sizes=None, mechanisms=None, replicates=None) -> li
         for n in spec["sizes"]:
             if sizes is not None and n not in sizes:
                 continue
-            if "max_values" in spec and n * int(mech.rsplit("-d", 1)[1]) > spec["max_values"]:
+            full_draws = not mech.rsplit("-d", 1)[0].endswith("_sufficient")
+            if full_draws and "max_values" in spec and n * int(mech.rsplit("-d", 1)[1]) > spec["max_values"]:
                 continue
             for block, start in enumerate(range(0, reps, spec["block"])):
                 out.append(Task(sweep, mech, n, block, tuple(range(start, min(start + spec["block"], reps)))))
@@ -390,7 +408,7 @@ def run_task(task: Task) -> list[dict]:
         One row per replicate, order (and tuning) of the task.
     """
     spec = SWEEPS[task.sweep]
-    if task.sweep in ("vectors", "vectors_1e6", "vectors_kde"):
+    if task.sweep in ("vectors", "vectors_1e6", "vectors_kde", "vectors_d1000"):
         case, d = task.mechanism.rsplit("-d", 1)
         rows = []
         for rep, stream in zip(task.replicates, _stream(task).spawn(spec["block"])):

@@ -21,9 +21,12 @@ known in closed form:
     one-dimensional divergence, which no single direction carries.
 
 A case (:data:`CASES`) is a law and a route: the projection learned on half of each sample (the
-library's default), the whitened one, or ``"kde"`` (cases ``*_kde``, :math:`d\le3`): no
-projection, the density on a grid.  Each replicate draws both samples in full and records the
-bound at every order beside the truth.  The studies are
+library's default), the whitened one, ``"kde"`` (cases ``*_kde``, :math:`d\le3`): no
+projection, the density on a grid, or ``"sufficient"`` (cases ``*_sufficient``, Gaussian laws):
+the default route drawn from its sufficient statistics
+(:mod:`~renyi.sweeps.vector_sufficient`), the same law of the bound at :math:`O(n+d)` cost.
+Every other case draws both samples in full.  Each replicate records the bound at every order
+beside the truth.  The studies are
 :data:`~renyi.sweeps.definitions.SWEEPS` ``["vectors"]``, ``["vectors_1e6"]`` and
 ``["vectors_kde"]``; taught in the chapter *Vector-valued outputs* (``book/part1``).
 """
@@ -36,6 +39,7 @@ import numpy as np
 
 from ..audit import rdp_lower_bound
 from ..closed_forms import laplace_renyi
+from .vector_sufficient import sufficient_bounds
 
 __all__ = ["CASES", "truth", "vector_rows"]
 
@@ -54,6 +58,8 @@ CASES = {
     "laplace_diagonal": ("laplace_diagonal", "mean-difference"),
     "gaussian_kde": ("gaussian", "kde"),
     "laplace_diagonal_kde": ("laplace_diagonal", "kde"),
+    "gaussian_sufficient": ("gaussian", "sufficient"),
+    "clipped_mean_sufficient": ("clipped_mean", "sufficient"),
 }
 
 
@@ -97,19 +103,24 @@ def truth(case: str, d: int, order: float) -> float:
     return order * float(shift @ shift) / (2 * variance)
 
 
+def _centre(law, d, shifted):
+    """The mean of a Gaussian law's outputs (``gaussian``, ``clipped_mean``) and its noise scale."""
+    if law == "clipped_mean":
+        # the clipped mean of the database (records in [0, 1]^d), then the noise
+        records = np.clip(np.random.default_rng(d).normal(0.5, 0.3, (RECORDS, d)), 0.0, 1.0)
+        records[0] = 1.0 if shifted else 0.0
+        return records.mean(axis=0), math.sqrt(CLIPPED_SIGMA2)
+    return (_shift(law, d) if shifted else np.zeros(d)), math.sqrt(SIGMA2)
+
+
 def _draw(law, d, n, rng, shifted):
     if law in ("product_laplace", "laplace_diagonal"):
         out = rng.laplace(0.0, LAPLACE_SCALE, (n, d))
     elif law == "gaussian_correlated":
         out = rng.normal(0.0, math.sqrt(SIGMA2), (n, d)) @ np.linalg.cholesky(_correlation(d)).T
-    elif law == "clipped_mean":
-        # the clipped mean of the database (records in [0, 1]^d), then the noise
-        records = np.clip(np.random.default_rng(d).normal(0.5, 0.3, (RECORDS, d)), 0.0, 1.0)
-        records[0] = 1.0 if shifted else 0.0
-        out = rng.normal(0.0, math.sqrt(CLIPPED_SIGMA2), (n, d)) + records.mean(axis=0)
-        return out
     else:
-        out = rng.normal(0.0, math.sqrt(SIGMA2), (n, d))
+        centre, sigma = _centre(law, d, shifted)
+        return rng.normal(0.0, sigma, (n, d)) + centre
     if shifted:
         out += _shift(law, d)
     return out
@@ -137,9 +148,13 @@ def vector_rows(base: dict, case: str, d: int, n: int, orders, stream: np.random
     list of dict
     """
     law, route = CASES[case]
-    rng_p, rng_q, rng_split = stream.spawn(3)
-    p, q = _draw(law, d, n, rng_p, True), _draw(law, d, n, rng_q, False)
-    bounds = rdp_lower_bound(p, q, orders, projection=route, rng=None if route == "kde" else rng_split)
+    if route == "sufficient":
+        (centre_p, sigma), (centre_q, _) = _centre(law, d, True), _centre(law, d, False)
+        bounds = sufficient_bounds(centre_p, centre_q, sigma, n, orders, stream)
+    else:
+        rng_p, rng_q, rng_split = stream.spawn(3)
+        p, q = _draw(law, d, n, rng_p, True), _draw(law, d, n, rng_q, False)
+        bounds = rdp_lower_bound(p, q, orders, projection=route, rng=None if route == "kde" else rng_split)
     share = bounds[0].projection["signal_share"]
     return [
         base
