@@ -127,10 +127,14 @@ def test_bad_input_is_refused_with_the_option_named():
         rdp_lower_bound(p, q[:, :2], 2, projection="mean-difference")
     with pytest.raises(ValueError, match="shape \\(n, d\\)"):
         rdp_lower_bound(p[:, 0], q[:, 0], 2, projection="mean-difference")
-    bad = p.copy()
-    bad[5, 1] = np.nan
-    with pytest.raises(ValueError, match="NaN or infinite"):
-        rdp_lower_bound(bad, q, 2, projection="mean-difference")
+    # a bad value in a held-out row or in a bounded row, in either sample, for every route
+    for row in range(8):
+        for value in (np.nan, np.inf):
+            for projection in ("mean-difference", "whitened", np.ones(3)):
+                bad = q.copy()
+                bad[row, 1] = value
+                with pytest.raises(ValueError, match="NaN or infinite"):
+                    rdp_lower_bound(p, bad, 2, projection=projection, rng=np.random.default_rng(row))
 
 
 def test_audit_learns_the_direction_on_a_pilot_and_bounds_every_output():

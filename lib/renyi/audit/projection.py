@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg.blas import dsyrk as syrk
 
 from .._validation import as_generator
 
@@ -103,13 +104,16 @@ class Projection:
         }
 
 
-def _chunks(array, name="outputs"):
-    """Row blocks of ``array`` as float64, about ``_CHUNK_BYTES`` each (memory-mapped input welcome)."""
+def _chunks(array, name="outputs", check=True):
+    """Row blocks of ``array`` as float64, about ``_CHUNK_BYTES`` each (memory-mapped input welcome).
+
+    ``check=False`` skips the test for NaN and infinities, for a pass over rows already checked.
+    """
     n, d = array.shape
     step = max(1, _CHUNK_BYTES // (8 * max(d, 1)))
     for start in range(0, n, step):
         block = np.asarray(array[start : start + step], dtype=float)
-        if not np.all(np.isfinite(block)):
+        if check and not np.all(np.isfinite(block)):
             bad = int(block.size - np.count_nonzero(np.isfinite(block)))
             raise ValueError(f"{name} contains NaN or infinite values ({bad} in rows {start:,} onwards)")
         yield start, block
@@ -129,8 +133,14 @@ class _Moments:
         self.total += block.sum(axis=0)
         if self.outer is not None:
             centred = block - self.centre
-            self.outer += centred.T @ centred
+            # upper triangle only (BLAS syrk): half the flops of centred.T @ centred
+            self.outer += syrk(1.0, centred.T)
             self.fourth += float(np.sum(np.einsum("ij,ij->i", centred, centred) ** 2))
+
+    @property
+    def scatter(self):
+        """The symmetric scatter matrix from the accumulated upper triangle."""
+        return self.outer + np.triu(self.outer, 1).T
 
     @property
     def mean(self):
@@ -146,7 +156,7 @@ def _shrunk_covariance(moments):
     """
     d = moments[0].total.size
     n = sum(m.n for m in moments)
-    s = sum(m.outer for m in moments) / n
+    s = sum(m.scatter for m in moments) / n
     mu = np.trace(s) / d
     dist = float(np.sum((s - mu * np.eye(d)) ** 2))
     spread = max(sum(m.fourth for m in moments) / n - float(np.sum(s**2)), 0.0) / n
@@ -231,14 +241,16 @@ class _Side:
             raise ValueError(f"split={split:g} leaves no outputs on one side of {arr.shape[0]:,} rows")
         self.second = second
         self.moments = _Moments(arr.shape[1], False)
+        self.checked = False  # every row seen finite by an earlier pass
 
     def learn(self):
         for start, block in _chunks(self.arr, self.name):
             self.moments.add(block[self.held[start : start + block.shape[0]]])
+        self.checked = True
         if self.second:  # scatter about the mean the first pass found, in a second pass
             first = self.moments
             self.moments = _Moments(first.total.size, True, centre=first.mean)
-            for start, block in _chunks(self.arr, self.name):
+            for start, block in _chunks(self.arr, self.name, check=False):
                 self.moments.add(block[self.held[start : start + block.shape[0]]])
 
     def project(self, w):
@@ -246,7 +258,7 @@ class _Side:
         keep = ~self.held
         out = np.empty(int(keep.sum()))
         filled, total, squares = 0, np.zeros(w.size), 0.0
-        for start, block in _chunks(self.arr, self.name):
+        for start, block in _chunks(self.arr, self.name, check=not self.checked):
             rows = block[keep[start : start + block.shape[0]]]
             out[filled : filled + rows.shape[0]] = rows @ w
             filled += rows.shape[0]
