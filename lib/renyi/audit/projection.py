@@ -49,6 +49,7 @@ __all__ = [
     "project",
     "projected_samples",
     "output_rows",
+    "signal_share",
 ]
 
 #: The directions learned from held-out outputs.
@@ -298,9 +299,26 @@ def output_rows(value, name):
     return arr
 
 
-def _signal_share(w, projected, means, mean_squares):
+def signal_share(w, projected, means, mean_squares):
     """cos^2 between w and the mean shift, from the bounded rows, debiased for their noise.
 
+    Parameters
+    ----------
+    w : ndarray, shape (d,)
+        The unit direction.
+    projected : tuple of two ndarray
+        The bounded rows of each side projected on ``w``.
+    means : tuple of two ndarray, shape (d,)
+        The mean of each side's bounded rows.
+    mean_squares : tuple of two float
+        The mean squared norm of each side's bounded rows.
+
+    Returns
+    -------
+    float or None
+
+    Notes
+    -----
     With m rows per side, E|shift_hat|^2 = |shift|^2 + tr(S_p)/m_p + tr(S_q)/m_q and
     E(w . shift_hat)^2 = (w . shift)^2 + var(w X)/m_p + var(w Y)/m_q for a fixed unit w.
     ``None`` when the shift is not resolved above three standard deviations of that noise
@@ -380,6 +398,6 @@ def projected_samples(samples_p, samples_q, projection, *, split=None, rng=None)
         w = learn_direction_from_moments([side.moments for side in sides], kind)
     w = w / np.linalg.norm(w)
     (x, mean_p, sq_p), (y, mean_q, sq_q) = (side.project(w) for side in sides)
-    share = _signal_share(w, (x, y), (mean_p, mean_q), (sq_p, sq_q))
+    share = signal_share(w, (x, y), (mean_p, mean_q), (sq_p, sq_q))
     held = tuple(int(side.held.sum()) for side in sides)
     return x, y, Projection(kind, d, held, share)

@@ -33,7 +33,7 @@ import numpy as np
 
 from ..audit import rdp_lower_bound
 from ..audit.pipeline import with_projection
-from ..audit.projection import DEFAULT_SPLIT, Projection, _signal_share
+from ..audit.projection import DEFAULT_SPLIT, Projection, signal_share
 
 __all__ = ["sufficient_samples", "sufficient_bounds"]
 
@@ -96,7 +96,7 @@ def sufficient_samples(centre_p, centre_q, sigma, n, rng, split=DEFAULT_SPLIT):
     w = held[0][1] - held[1][1]
     w /= np.linalg.norm(w)
     (x, mean_p, sq_p), (y, mean_q, sq_q) = (_bounded(c, sigma, n - m, w, rng) for c, (m, _) in zip(centres, held))
-    share = _signal_share(w, (x, y), (mean_p, mean_q), (sq_p, sq_q))
+    share = signal_share(w, (x, y), (mean_p, mean_q), (sq_p, sq_q))
     info = Projection("mean-difference", centres[0].size, (held[0][0], held[1][0]), share)
     return x, y, info
 
