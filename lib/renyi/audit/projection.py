@@ -319,9 +319,9 @@ def signal_share(w, projected, means, mean_squares):
 
     Notes
     -----
-    With m rows per side, E|shift_hat|^2 = |shift|^2 + tr(S_p)/m_p + tr(S_q)/m_q and
-    E(w . shift_hat)^2 = (w . shift)^2 + var(w X)/m_p + var(w Y)/m_q for a fixed unit w.
-    ``None`` when the shift is not resolved above three standard deviations of that noise
+    With m rows per side, the estimated shift's expected squared norm is the shift's plus
+    ``tr(S_p)/m_p + tr(S_q)/m_q``, and for a fixed unit w the expected square of its
+    component along w is ``(w . shift)^2 + var(w X)/m_p + var(w Y)/m_q``.  ``None`` when the shift is not resolved above three standard deviations of that noise
     (isotropic approximation).
     """
     sizes = [v.size for v in projected]
