@@ -321,7 +321,8 @@ def signal_share(w, projected, means, mean_squares):
     -----
     With m rows per side, the estimated shift's expected squared norm is the shift's plus
     ``tr(S_p)/m_p + tr(S_q)/m_q``, and for a fixed unit w the expected square of its
-    component along w is ``(w . shift)^2 + var(w X)/m_p + var(w Y)/m_q``.  ``None`` when the shift is not resolved above three standard deviations of that noise
+    component along w is ``(w . shift)^2 + var(w X)/m_p + var(w Y)/m_q``.
+    ``None`` when the shift is not resolved above three standard deviations of that noise
     (isotropic approximation).
     """
     sizes = [v.size for v in projected]
