@@ -38,9 +38,9 @@ from ..audit.projection import DEFAULT_SPLIT, Projection, signal_share
 __all__ = ["sufficient_samples", "sufficient_bounds"]
 
 
-def _side(centre, sigma, n, split, w_rng, rng):
-    """Held-out count and mean of one side (``w_rng`` draws them), and the bounded count."""
-    m = int(w_rng.binomial(n, split))
+def _side(centre, sigma, n, split, rng):
+    """Held-out count and mean of one side."""
+    m = int(rng.binomial(n, split))
     if m in (0, n):
         raise ValueError(f"split={split:g} leaves no outputs on one side of {n:,} rows")
     held_mean = centre + sigma * rng.standard_normal(centre.size) / math.sqrt(m)
@@ -92,7 +92,7 @@ def sufficient_samples(centre_p, centre_q, sigma, n, rng, split=DEFAULT_SPLIT):
         raise ValueError(f"sigma must be positive and finite, got {sigma!r}")
     if not 0.0 < split < 1.0:
         raise ValueError(f"split must be in (0, 1), got {split!r}")
-    held = [_side(c, sigma, n, split, rng, rng) for c in centres]
+    held = [_side(c, sigma, n, split, rng) for c in centres]
     w = held[0][1] - held[1][1]
     w /= np.linalg.norm(w)
     (x, mean_p, sq_p), (y, mean_q, sq_q) = (_bounded(c, sigma, n - m, w, rng) for c, (m, _) in zip(centres, held))
