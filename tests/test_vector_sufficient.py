@@ -4,6 +4,8 @@ Independent check: the full route (``rdp_lower_bound(..., projection="mean-diffe
 drawn (n, d) outputs) and the shortcut are run on separate streams; a two-sample
 Kolmogorov-Smirnov test compares the bound and the signal share.  A negative control (the
 shortcut with a different split, or with more noise) shows that the test can tell laws apart at this size.
+The same comparison runs for product-Laplace noise, whose control is Gaussian noise of the same
+variance.
 """
 
 import math
@@ -20,15 +22,16 @@ CENTRE_P = np.r_[1.5, 0.5, np.zeros(D - 2)]
 CENTRE_Q = np.r_[0.0, 0.25, np.zeros(D - 2)]
 
 
-def _full(rng):
-    p = CENTRE_P + SIGMA * rng.standard_normal((N, D))
-    q = CENTRE_Q + SIGMA * rng.standard_normal((N, D))
+def _full(rng, noise="gaussian"):
+    draw = (lambda: rng.standard_normal((N, D))) if noise == "gaussian" else (lambda: rng.laplace(size=(N, D)))
+    p = CENTRE_P + SIGMA * draw()
+    q = CENTRE_Q + SIGMA * draw()
     bound = rdp_lower_bound(p, q, 2.0, projection="mean-difference", rng=rng)
     return bound.estimate, bound.projection["signal_share"], bound.projection["held_out"][0]
 
 
-def _short(rng, split=0.5, sigma=SIGMA):
-    bound = sufficient_bounds(CENTRE_P, CENTRE_Q, sigma, N, 2.0, rng, split=split)
+def _short(rng, split=0.5, sigma=SIGMA, noise="gaussian", chunk=1000):
+    bound = sufficient_bounds(CENTRE_P, CENTRE_Q, sigma, N, 2.0, rng, split=split, noise=noise, chunk=chunk)
     return bound.estimate, bound.projection["signal_share"], bound.projection["held_out"][0]
 
 
@@ -52,6 +55,34 @@ def test_the_comparison_has_power(laws):
     full, _, (split, noise) = laws
     assert stats.ks_2samp(full[:, 1], split[:, 1]).pvalue < 1e-6
     assert stats.ks_2samp(full[:, 0], noise[:, 0]).pvalue < 1e-6
+
+
+@pytest.fixture(scope="module")
+def laplace_laws():
+    full = np.array([_full(np.random.default_rng([5, r]), "laplace") for r in range(REPS)], dtype=float)
+    # chunks of 1000 rows: the bounded outputs (about 1500) span two chunks
+    short = np.array([_short(np.random.default_rng([6, r]), noise="laplace") for r in range(REPS)], dtype=float)
+    # the control: Gaussian noise of the same variance, 2 b^2
+    gauss = np.array([_short(np.random.default_rng([7, r]), sigma=math.sqrt(2) * SIGMA) for r in range(REPS)])
+    return full, short, gauss
+
+
+@pytest.mark.parametrize("column", [0, 1, 2], ids=["estimate", "signal_share", "held_out"])
+def test_laplace_same_law_as_the_full_route(laplace_laws, column):
+    full, short, _ = laplace_laws
+    assert stats.ks_2samp(full[:, column], short[:, column]).pvalue > 1e-3
+
+
+def test_laplace_comparison_has_power(laplace_laws):
+    full, _, gauss = laplace_laws
+    assert stats.ks_2samp(full[:, 0], gauss[:, 0]).pvalue < 1e-6
+
+
+def test_laplace_draws_are_standard_laplace():
+    from renyi.sweeps.vector_sufficient import _laplace_noise
+
+    draws = _laplace_noise(500, 40, np.random.default_rng(8)).ravel()
+    assert stats.kstest(draws, stats.laplace.cdf).pvalue > 1e-3
 
 
 def test_projected_outputs_are_gaussian_with_the_projected_centres():
@@ -80,6 +111,8 @@ def test_vector_rows_route_matches_the_truth_scale():
         ({"sigma": 0.0}, "sigma"),
         ({"split": 1.0}, "split"),
         ({"centre_q": np.zeros(3)}, "one length"),
+        ({"noise": "cauchy"}, "noise"),
+        ({"chunk": 0}, "chunk"),
     ],
 )
 def test_bad_input(kwargs, match):

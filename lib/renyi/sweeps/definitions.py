@@ -150,12 +150,13 @@ VECTORS_KDE = {
 
 
 #: d = 1000 at 10^5 and 10^6 outputs per side.  The full draws (2 * 10^8 numbers per replicate)
-#: stop at 10^5; the ``*_sufficient`` cases draw the Gaussian laws' default route from its
-#: sufficient statistics (:mod:`renyi.sweeps.vector_sufficient`, O(n + d) per replicate) at both
-#: sizes, so 10^5 shows them beside the full draws.  ``max_values`` skips full draws only.
+#: stop at 10^5; the ``*_sufficient`` cases draw the default route from its sufficient statistics
+#: (:mod:`renyi.sweeps.vector_sufficient`: O(n + d) per replicate for the Gaussian laws, the
+#: bounded half only for product Laplace) at both sizes, so 10^5 shows them beside the full draws.
+#: ``max_values`` skips full draws only.
 VECTORS_D1000 = {
     "mechanisms": [f"{case}-d1000" for case in ("gaussian", "product_laplace", "clipped_mean")]
-    + [f"{case}_sufficient-d1000" for case in ("gaussian", "clipped_mean")],
+    + [f"{case}_sufficient-d1000" for case in ("gaussian", "product_laplace", "clipped_mean")],
     "sizes": [100_000, 1_000_000],
     "orders": [2.0, 5.0],
     "replicates": 200,

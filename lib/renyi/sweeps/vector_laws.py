@@ -22,9 +22,9 @@ known in closed form:
 
 A case (:data:`CASES`) is a law and a route: the projection learned on half of each sample (the
 library's default), the whitened one, ``"kde"`` (cases ``*_kde``, :math:`d\le3`): no
-projection, the density on a grid, or ``"sufficient"`` (cases ``*_sufficient``, Gaussian laws):
-the default route drawn from its sufficient statistics
-(:mod:`~renyi.sweeps.vector_sufficient`), the same law of the bound at :math:`O(n+d)` cost.
+projection, the density on a grid, or ``"sufficient"`` (cases ``*_sufficient``): the default
+route drawn from its sufficient statistics (:mod:`~renyi.sweeps.vector_sufficient`), the same law
+of the bound at :math:`O(n+d)` cost for Gaussian laws and with half the draws for product Laplace.
 Every other case draws both samples in full.  Each replicate records the bound at every order
 beside the truth.  The studies are
 :data:`~renyi.sweeps.definitions.SWEEPS` ``["vectors"]``, ``["vectors_1e6"]`` and
@@ -60,6 +60,7 @@ CASES = {
     "laplace_diagonal_kde": ("laplace_diagonal", "kde"),
     "gaussian_sufficient": ("gaussian", "sufficient"),
     "clipped_mean_sufficient": ("clipped_mean", "sufficient"),
+    "product_laplace_sufficient": ("product_laplace", "sufficient"),
 }
 
 
@@ -104,13 +105,14 @@ def truth(case: str, d: int, order: float) -> float:
 
 
 def _centre(law, d, shifted):
-    """The mean of a Gaussian law's outputs (``gaussian``, ``clipped_mean``) and its noise scale."""
+    """The centre of a law's outputs and its noise scale (not ``gaussian_correlated``)."""
     if law == "clipped_mean":
         # the clipped mean of the database (records in [0, 1]^d), then the noise
         records = np.clip(np.random.default_rng(d).normal(0.5, 0.3, (RECORDS, d)), 0.0, 1.0)
         records[0] = 1.0 if shifted else 0.0
         return records.mean(axis=0), math.sqrt(CLIPPED_SIGMA2)
-    return (_shift(law, d) if shifted else np.zeros(d)), math.sqrt(SIGMA2)
+    scale = LAPLACE_SCALE if law in ("product_laplace", "laplace_diagonal") else math.sqrt(SIGMA2)
+    return (_shift(law, d) if shifted else np.zeros(d)), scale
 
 
 def _draw(law, d, n, rng, shifted):
@@ -150,7 +152,8 @@ def vector_rows(base: dict, case: str, d: int, n: int, orders, stream: np.random
     law, route = CASES[case]
     if route == "sufficient":
         (centre_p, sigma), (centre_q, _) = _centre(law, d, True), _centre(law, d, False)
-        bounds = sufficient_bounds(centre_p, centre_q, sigma, n, orders, stream)
+        noise = "laplace" if law == "product_laplace" else "gaussian"
+        bounds = sufficient_bounds(centre_p, centre_q, sigma, n, orders, stream, noise=noise)
     else:
         rng_p, rng_q, rng_split = stream.spawn(3)
         p, q = _draw(law, d, n, rng_p, True), _draw(law, d, n, rng_q, False)
