@@ -345,12 +345,13 @@ def test_the_fast_path_is_chosen_by_the_matrix_not_the_class():
     assert general.lower_bound <= square.upper_bound and square.lower_bound <= general.upper_bound
 
 
-def test_a_non_square_matrix_runs_the_cones_and_says_so():
+def test_a_non_square_matrix_runs_the_polytope_and_the_cones_and_says_so():
     a34 = np.array([[0.7, 0.2, 0.1, 0.3], [0.2, 0.6, 0.2, 0.3], [0.1, 0.2, 0.7, 0.4]])
     from renyi.lift import GeneralLeakageModel
 
     result = global_optimum(GeneralLeakageModel([0.2, 0.3, 0.3, 0.2], a34), 0.05, 2)
-    assert result.bounds_run == ("branch-and-bound", "|Y| - 1") and result.boxes == 0
+    assert result.bounds_run == ("polytope relaxation", "branch-and-bound", "|Y| - 1") and result.boxes == 0
+    assert result.certified
 
 
 @pytest.mark.slow

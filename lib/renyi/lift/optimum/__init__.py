@@ -51,8 +51,10 @@ from ..channels import build_mechanism
 from ..model import GeneralLeakageModel, LeakageModel, check_eps, check_order
 from .boxes import WorkerPool
 from .bracket import CertifiedOptimum, best_upper_bound, certified, feasible_mechanism
+from .candidates import pull_inside
 from .cones import ConeTree, Geometry
 from .lp import merge_outputs, prune_outputs
+from .polytope import polytope_bound
 from .search import BoxPhase, clock, cone_phase
 from .settings import Heuristics, Margins, SearchSettings
 
@@ -186,13 +188,29 @@ def global_optimum(
         return certified(mech, 0.0, "exact", rtol, started, (0, 0), ("exact",))
 
     use_boxes = boxes_apply(model, geo)
+    computed, extra, known = [], None, np.inf
+    if polytope_applies(model, geo, use_boxes):
+        share = None if time_limit is None else settings.heuristics.polytope_share * time_limit
+        known, extra = polytope_bound(
+            model,
+            eps,
+            alpha,
+            rtol=rtol,
+            max_vertices=settings.heuristics.polytope_vertices,
+            out_of_time=clock(share),
+            seed=seed,
+        )
+        computed.append((known, "polytope relaxation"))
+        extra = pull_inside(geo, extra)
     # Where the boxes run, the cones only set up the first LP (one round: their bound at
     # |Y| = 6 needed 200,000 cones where the boxes need about 200).
-    cone_limit = 0.0 if use_boxes else time_limit
+    cone_limit = 0.0 if use_boxes else (None if time_limit is None else max(0.0, out_of_time.left()))
     with WorkerPool(workers - 1) if use_boxes and workers > 1 else contextlib.nullcontext() as pool:
         tree = ConeTree(geo)
-        columns, value, weights, mu, cone_upper = cone_phase(model, geo, tree, rtol, seed, cone_limit, max_cones)
-        computed = [(cone_upper, "branch-and-bound")]
+        columns, value, weights, mu, cone_upper = cone_phase(
+            model, geo, tree, rtol, seed, cone_limit, max_cones, extra=extra, known_upper=known
+        )
+        computed.append((cone_upper, "branch-and-bound"))
         n_boxes = 0
         if use_boxes and cone_upper - value > rtol * cone_upper and not out_of_time():
             # One BLAS thread for the boxes: their matrices are |Y| x |Y| (stacked), where a second
@@ -226,6 +244,18 @@ def boxes_apply(model, geo):
         and geo.alpha >= 2
         and model.p_y.size >= geo.settings.heuristics.box_min_size
     )
+
+
+def polytope_applies(model, geo, use_boxes):
+    """Whether the polyhedral relaxation runs: eps > 0 where only the cones would bound otherwise.
+
+    That is a matrix that is not square and invertible (the cones alone cannot close a gap
+    there, :mod:`renyi.lift.optimum.polytope`), or from ``box_min_size`` on where the boxes do
+    not apply (alpha < 2).  At smaller |Y| with an invertible A the cones close the gap first.
+    """
+    if geo.eps <= 0 or use_boxes:
+        return False
+    return LeakageModel.of(model) is None or model.p_y.size >= geo.settings.heuristics.box_min_size
 
 
 def check_search(model, rtol, time_limit, max_cones):

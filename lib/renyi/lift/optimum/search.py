@@ -65,11 +65,18 @@ class Schedule:
         self.next = rounds + self.every
 
 
-def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
-    """Column generation priced by the conical branch and bound, until the gap or the time is reached."""
+def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, known_upper=math.inf):
+    """Column generation priced by the conical branch and bound, until the gap or the time is reached.
+
+    ``extra``: more feasible candidate posteriors for the first LP; ``known_upper``: a valid
+    upper bound found elsewhere, which ends the search once the value is within ``rtol`` of it.
+    """
     settings = geo.settings
     out_of_time = clock(time_limit)
-    columns, value, weights, mu = solve_priced(model, tree, initial_columns(model, geo, tree, seed))
+    columns = initial_columns(model, geo, tree, seed)
+    if extra is not None and extra.size:
+        columns = np.concatenate([columns, extra], axis=1)
+    columns, value, weights, mu = solve_priced(model, tree, columns)
     polish_iter = 200 if model.p_y.size <= 12 else 60
     best_upper, rounds = math.inf, 0
     local_search = Schedule(settings.heuristics.cone_local_every, first=1)
@@ -89,7 +96,8 @@ def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones):
         target = value * (1 + settings.heuristics.cone_target * rtol)
         bounds = tree.bounds(mu, target=target)
         best_upper = min(best_upper, max(value, float(bounds.max())))
-        if best_upper - value <= rtol * best_upper or out_of_time() or len(tree.cones) >= max_cones:
+        closed = min(best_upper, known_upper)
+        if closed - value <= rtol * closed or out_of_time() or len(tree.cones) >= max_cones:
             return columns, value, weights, mu, best_upper
         live = np.flatnonzero(bounds > target)
         live = live[np.argsort(-bounds[live])][: max(1, min(len(live), max_cones - len(tree.cones), batch))]

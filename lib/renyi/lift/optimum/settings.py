@@ -178,6 +178,12 @@ class Heuristics:
         Coordinates above this count as free in the KKT estimate of the root box's multipliers.
     pool_min_boxes : int, default 8
         With worker processes, each chunk of a round's boxes has at least this many.
+    polytope_vertices : int, default 50,000
+        The polyhedral relaxation (:mod:`renyi.lift.optimum.polytope`) adds no cut once its
+        polytope has this many vertices (an update costs about the square of the count).
+    polytope_share : float, default 0.5
+        Share of the time limit the polyhedral relaxation may use before the cones
+        (``non-square 5x10``).
     """
 
     box_min_size: int = 6
@@ -231,6 +237,8 @@ class Heuristics:
     rival_apart: float = 1e-3
     root_free: float = 1e-9
     pool_min_boxes: int = 8
+    polytope_vertices: int = 50_000
+    polytope_share: float = 0.5
 
 
 @dataclass(frozen=True)

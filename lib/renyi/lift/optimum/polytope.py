@@ -1,0 +1,275 @@
+r"""An upper bound for any leakage matrix from a polyhedral outer approximation of the feasible set.
+
+The feasible posteriors :math:`\mathcal Q_\epsilon=\{q\in\Delta:\Phi_\alpha(Aq)\le
+e^{\alpha\epsilon}\}` lie in a polytope :math:`R` when the convex budget is replaced by
+linear inequalities on :math:`s=Aq` that every point of the budget satisfies:
+
+* a **range** per :math:`x`: :math:`P_X(x)f(r_x)\le\Phi_\alpha-1\le e^{\alpha\epsilon}-1`
+  with :math:`r_x=s_x/P_X(x)` and :math:`f(r)=r^\alpha-1-\alpha(r-1)\ge0` (each term of a sum of
+  non-negative terms is at most the sum, as in
+  :func:`~renyi.lift.optimum.bracket.chi2_radius`), so :math:`r_x` lies between the two roots
+  of :math:`P_X(x)f(r)=e^{\alpha\epsilon}-1`;
+* **tangent planes** of the convex :math:`\Phi_\alpha` at points :math:`s_0` on or outside
+  the budget's boundary: :math:`\nabla\Phi_\alpha(s_0)^{\mathsf T}(s-s_0)\le0` (convexity).
+
+Relaxing the budget to :math:`R` can only raise the optimum, and over a polytope the problem
+is a linear program: the objective :math:`g(q)=\|D_Y^{-1/2}(q-P_Y)\|^2` is convex, so the best
+decomposition of :math:`P_Y` uses vertices of :math:`R` only, and
+
+.. math::
+
+    V_{\chi^2}\ \le\ \max\Bigl\{\textstyle\sum_vw_vg(v):\ \sum_vw_vv=P_Y,\ w\ge0\Bigr\}
+    \ \le\ \lambda^{\mathsf T}P_Y+\max_v\bigl(g(v)-\lambda^{\mathsf T}v\bigr)
+
+for every :math:`\lambda` (weak duality; the LP's dual makes the two equal).  The vertices come
+from the double description method: the simplex's vertices, then one inequality at a time,
+each new vertex where an edge between a kept and a removed vertex crosses the new plane (two
+vertices span an edge when the inequalities active at both, with the sum, have rank
+:math:`|\mathcal Y|-1`).
+Rounds alternate: solve the LP, cut off each vertex it uses that breaks the budget by the
+tangent plane where the segment from :math:`P_X` to it leaves the budget, and update the
+vertices.  The bound falls towards :math:`V_{\chi^2}`; when no vertex the LP uses breaks the
+budget, it is :math:`V_{\chi^2}` up to rounding.
+
+This is the one bound besides the cones that needs no square invertible :math:`A`; for a
+non-square :math:`A` (:math:`|\mathcal X|<|\mathcal Y|`) the null-space directions, which the
+budget does not see, are bounded by the facets :math:`q_y\ge0` exactly.  Cost: the number of
+vertices grows with every cut (at most a few thousand are kept, ``Heuristics.polytope_vertices``),
+and each update compares every removed vertex with every kept one, :math:`O(V^2m)` for
+:math:`V` vertices and :math:`m` inequalities.  A derivation of this compendium; the paper
+bounds the non-square case by :math:`|\mathcal Y|-1`.
+
+Floating point.  Each vertex is computed by interpolation along an edge, classified against a
+plane with a tolerance (:data:`ON_PLANE`), and points within it count as on the plane, so a
+point slightly outside :math:`R` may be kept (which can only raise the bound) but a vertex is
+dropped only when clearly cut off.  Before the bound is reported, linear programs over
+:math:`R` itself (HiGHS) in random directions check that no point of :math:`R` lies beyond the
+computed vertices; if one does, the bound is not used.  ``tests/test_lift_polytope.py``
+compares the vertices with a brute-force enumeration of every basis.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import linprog
+
+from .._numerics import TINY, power
+
+__all__ = ["polytope_bound", "VertexSet", "lift_ranges"]
+
+#: A vertex within this distance of a plane (relative to the plane's scale) lies on it.
+ON_PLANE = 1e-10
+#: Singular values below this, relative to the largest, count as zero in the edge test.
+RANK_RTOL = 1e-9
+#: Random directions of the completeness check.
+PROBES = 32
+#: HiGHS's feasibility tolerances (default 1e-7) tightened, so that the completeness check
+#: compares vertices, not the solver's slack.
+_EXACT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+class VertexSet:
+    r"""The vertices of :math:`\{q\in\Delta:Gq\le h\}`, one inequality at a time (double description).
+
+    Parameters
+    ----------
+    n : int
+        The dimension, :math:`|\mathcal Y|`; starts from the simplex's vertices, whose
+        inequalities :math:`-q_y\le0` are rows :math:`0..n-1`.
+    """
+
+    def __init__(self, n):
+        self.n = n
+        self.G = -np.eye(n)
+        self.h = np.zeros(n)
+        self.V = np.eye(n)
+        # active[k, j]: inequality j holds with equality at vertex k
+        self.active = ~np.eye(n, dtype=bool)
+
+    def add(self, g, c):
+        """Intersect with ``g @ q <= c``; returns the number of vertices it removed."""
+        g = np.asarray(g, dtype=float)
+        scale = max(1.0, abs(float(c)), float(np.max(np.abs(g))))
+        s = self.V @ g - c
+        out, inside = s > ON_PLANE * scale, s < -ON_PLANE * scale
+        on = ~(out | inside)
+        new_points, new_active = [], []
+        outs, ins = np.flatnonzero(out), np.flatnonzero(inside)
+        if outs.size and ins.size:
+            # inequalities active at both, counted by a product of 0/1 matrices
+            flags = self.active.astype(np.float32)
+            shared = flags[outs] @ flags[ins].T
+            # neighbours share at least n - 2 inequalities (the affine hull has dimension n - 1)
+            ii, jj = np.nonzero(shared >= self.n - 2.5)
+            a, b = outs[ii], ins[jj]
+            common = self.active[a] & self.active[b]
+            edge = self._edges(common)
+            a, b, common = a[edge], b[edge], common[edge]
+            t = (s[a] / (s[a] - s[b]))[:, None]
+            new_points.append(self.V[a] + t * (self.V[b] - self.V[a]))
+            new_active.append(common)
+        keep = ~out
+        self.G = np.vstack([self.G, g])
+        self.h = np.append(self.h, c)
+        active = np.hstack([self.active[keep], on[keep, None]])
+        V = self.V[keep]
+        if new_points:
+            points, common = np.vstack(new_points), np.vstack(new_active)
+            V = np.vstack([V, points])
+            active = np.vstack([active, np.hstack([common, np.ones((len(points), 1), dtype=bool)])])
+        self.V, self.active = V, active
+        return int(out.sum())
+
+    def _edges(self, common):
+        """Which pairs of vertices, by the inequalities active at both, span an edge.
+
+        The smallest face holding both is where those inequalities (and the sum) hold with
+        equality; it is an edge when their rank is n - 1.
+        """
+        edge = np.zeros(len(common), dtype=bool)
+        sizes = common.sum(axis=1)
+        for size in np.unique(sizes):
+            rows = np.flatnonzero(sizes == size)
+            idx = np.nonzero(common[rows])[1].reshape(rows.size, size)
+            stacked = np.concatenate([self.G[idx], np.ones((rows.size, 1, self.n))], axis=1)
+            sv = np.linalg.svd(stacked, compute_uv=False)
+            edge[rows] = np.sum(sv > RANK_RTOL * sv[:, :1], axis=1) == self.n - 1
+        return edge
+
+    def missing(self, rng, probes=PROBES):
+        """Whether a linear program over the polytope finds a point beyond the vertices."""
+        for _ in range(probes):
+            c = rng.standard_normal(self.n)
+            res = linprog(
+                -c, A_ub=self.G, b_ub=self.h, A_eq=np.ones((1, self.n)), b_eq=[1.0], method="highs", options=_EXACT
+            )
+            if res.status != 0 or -res.fun > float(np.max(self.V @ c)) + 1e-9 * (1 + abs(res.fun)):
+                return True
+        return False
+
+
+def lift_ranges(p_x, eps, alpha):
+    r"""Per-:math:`x` bounds :math:`[l_x,u_x]` on :math:`s_x` of every :math:`s` within the budget.
+
+    The roots of :math:`P_X(x)f(r)=e^{\alpha\epsilon}-1` on either side of 1, by bisection
+    keeping the outer end (clipped to :math:`[0,1/P_X(x)]`), times :math:`P_X(x)`.
+
+    Parameters
+    ----------
+    p_x : ndarray
+        :math:`P_X`, positive.
+    eps : float
+        :math:`\epsilon>0`.
+    alpha : float
+        :math:`\alpha>1`.
+
+    Returns
+    -------
+    lo, hi : ndarray
+        :math:`l_x\le s_x\le u_x` for every :math:`s` with :math:`\Phi_\alpha(s)\le e^{\alpha\epsilon}`.
+    """
+    budget = math.expm1(alpha * eps)
+
+    def excess(r):
+        return r**alpha - 1 - alpha * (r - 1)
+
+    lo, hi = [], []
+    for mass in p_x:
+        target, cap = budget / float(mass), 1.0 / float(mass)
+        ends = []
+        for inner, outer in ((1.0, cap), (1.0, 0.0)):
+            if excess(outer) <= target:
+                ends.append(outer)
+                continue
+            a, b = inner, outer  # excess(a) <= target < excess(b)
+            for _ in range(200):
+                mid = 0.5 * (a + b)
+                if mid in (a, b):
+                    break
+                a, b = (mid, b) if excess(mid) <= target else (a, mid)
+            ends.append(b)
+        hi.append(ends[0] * float(mass))
+        lo.append(ends[1] * float(mass))
+    return np.array(lo), np.array(hi)
+
+
+def _phi(s, p_x, alpha):
+    return float(np.sum(p_x * power(s / p_x, alpha)))
+
+
+def _tangent(s, p_x, alpha, budget):
+    """A plane ``n @ s' <= c`` through a point on or outside the budget, between P_X and ``s``."""
+    lo, hi = 0.0, 1.0
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if _phi(p_x + mid * (s - p_x), p_x, alpha) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    s0 = p_x + hi * (s - p_x)  # Phi(s0) >= budget: the plane supports the budget set
+    normal = alpha * power(s0 / p_x, alpha - 1)
+    return normal, float(normal @ s0)
+
+
+def polytope_bound(model, eps, alpha, *, rtol, max_vertices, out_of_time, seed=0):
+    r"""The LP bound over a polyhedral outer approximation of :math:`\mathcal Q_\epsilon` (module docstring).
+
+    Parameters
+    ----------
+    model : GeneralLeakageModel
+    eps : float
+        :math:`\epsilon>0`.
+    alpha : float
+        :math:`\alpha>1`.
+    rtol : float
+        No further cut once every vertex the LP uses is within ``rtol / 10`` of the budget
+        (relative to :math:`e^{\alpha\epsilon}-1`): moving such a vertex inside loses about
+        that fraction of its utility, so the bound is then within about ``rtol`` of a feasible
+        value.
+    max_vertices : int
+        No further cut once the polytope has this many vertices.
+    out_of_time : callable
+        Returns True when the search must stop; checked between rounds.
+    seed : int
+        Seed of the completeness check's directions.
+
+    Returns
+    -------
+    bound : float
+        A valid upper bound on :math:`V_{\chi^2}(\epsilon,\alpha)`, or ``inf`` when the
+        completeness check failed.
+    points : ndarray, shape (|Y|, k)
+        The vertices the last LP used that meet the budget (candidate posteriors).
+    """
+    p_y, a, p_x = model.p_y, model.p_x_given_y, model.p_x
+    n = p_y.size
+    budget = math.exp(alpha * eps)
+    poly = VertexSet(n)
+    lo, hi = lift_ranges(p_x, eps, alpha)
+    for x in range(a.shape[0]):
+        poly.add(a[x], hi[x])
+        poly.add(-a[x], -lo[x])
+    while True:
+        V = poly.V
+        values = np.sum(V * V / p_y, axis=1) - 1.0
+        res = linprog(-values, A_eq=V.T, b_eq=p_y, bounds=(0, None), method="highs")
+        if res.status != 0:
+            return math.inf, np.empty((n, 0))
+        used = V[res.x > TINY]
+        over = [v for v in used if _phi(a @ v, p_x, alpha) - budget > 0.1 * rtol * (budget - 1)]
+        if not over or len(V) >= max_vertices or out_of_time():
+            break
+        for v in over:
+            normal, offset = _tangent(a @ v, p_x, alpha, budget)
+            # outward by 1e-12 of itself: covers the rounding of the plane's offset
+            poly.add(normal @ a, offset * (1 + 1e-12))
+    if poly.missing(np.random.default_rng(seed)):
+        return math.inf, np.empty((n, 0))
+    lam = -np.asarray(res.eqlin.marginals)
+    # each vertex's g is within this of its exact value (coordinates off by at most ON_PLANE)
+    slack = (2.0 / float(p_y.min()) + float(np.abs(lam).sum())) * ON_PLANE
+    bound = float(lam @ p_y + np.max(values - V @ lam)) + slack
+    inside = [v for v in used if _phi(a @ v, p_x, alpha) <= budget]
+    return bound, np.array(inside).T.reshape(n, -1)
