@@ -97,13 +97,15 @@ class VertexSet:
         on = ~(out | inside)
         new_points, new_active = [], []
         outs, ins = np.flatnonzero(out), np.flatnonzero(inside)
-        if outs.size and ins.size:
-            # inequalities active at both, counted by a product of 0/1 matrices
-            flags = self.active.astype(np.float32)
-            shared = flags[outs] @ flags[ins].T
-            # neighbours share at least n - 2 inequalities (the affine hull has dimension n - 1)
-            ii, jj = np.nonzero(shared >= self.n - 2.5)
-            a, b = outs[ii], ins[jj]
+        flags = self.active.astype(np.float32)
+        # removed vertices in chunks: at most about 2e7 pairs (80 MB) at a time
+        step = max(1, 20_000_000 // max(1, ins.size))
+        for start in range(0, outs.size if ins.size else 0, step):
+            chunk = outs[start : start + step]
+            # inequalities active at both, counted by a product of 0/1 matrices; neighbours
+            # share at least n - 2 of them (the affine hull has dimension n - 1)
+            ii, jj = np.nonzero(flags[chunk] @ flags[ins].T >= self.n - 2.5)
+            a, b = chunk[ii], ins[jj]
             common = self.active[a] & self.active[b]
             edge = self._edges(common)
             a, b, common = a[edge], b[edge], common[edge]
