@@ -21,6 +21,7 @@ CHAPTER_FILES = [
     "part1/libraries_fs.csv",
     "part1/vectors.csv",
     "part1/vectors_1e6.csv",
+    "part1/vectors_d1000.csv",
     "part1/vectors_kde.csv",
 ]
 
@@ -98,6 +99,8 @@ def _shipped(sweep, **match):
         ("vectors", "product_laplace-d2", 10_000),
         ("vectors", "gaussian_correlated-d3", 10_000),
         ("vectors_1e6", "gaussian-d2", 1_000_000),
+        ("vectors_d1000", "gaussian_sufficient-d1000", 1_000_000),
+        ("vectors_d1000", "product_laplace_sufficient-d1000", 100_000),
         ("vectors_kde", "gaussian_kde-d2", 10_000),
         ("vectors_kde", "laplace_diagonal_kde-d3", 10_000),
         ("vectors_kde", "laplace_diagonal-d2", 10_000),
