@@ -93,6 +93,22 @@ def test_ledoit_wolf_matches_a_direct_computation():
     assert np.allclose(_shrunk_covariance(moments), shrink * mu * np.eye(5) + (1 - shrink) * s, rtol=1e-10)
 
 
+def test_one_pass_moments_about_a_first_block_centre_match_the_two_pass_ones():
+    """Rows in blocks, the centre taken from the first block, which sits far from the mean
+    (a drifting stream): the scatter and fourth powers about the mean, computed directly."""
+    from renyi.audit.projection import _Moments
+
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(3000, 4)) * [1, 2, 3, 4] + np.linspace(0, 50, 3000)[:, None]
+    m = _Moments(4, True)
+    for start in range(0, 3000, 500):
+        m.add(x[start : start + 500])
+    z = x - x.mean(axis=0)
+    assert np.allclose(m.mean, x.mean(axis=0), rtol=1e-12)
+    assert np.allclose(m.scatter, z.T @ z, rtol=1e-9)
+    assert m.fourth == pytest.approx(float(np.sum(np.sum(z * z, axis=1) ** 2)), rel=1e-9)
+
+
 def test_learn_direction_in_memory():
     rng = np.random.default_rng(5)
     x, y = rng.normal(size=(20_000, 3)) + [0.0, 2.0, 0.0], rng.normal(size=(20_000, 3))

@@ -121,27 +121,56 @@ def _chunks(array, name="outputs", check=True):
 
 
 class _Moments:
-    """Running sums of a sample's rows about a fixed centre: count, sum, scatter, fourth powers."""
+    """Running sums of a sample's rows: count and sum, and with ``second`` the scatter and fourth powers.
+
+    The second-order sums are taken about a fixed centre ``c`` (given, or the mean of the first
+    block), of ``z = x - c``: ``sum z z^T`` (upper triangle), ``sum (z.z) z`` and ``sum (z.z)^2``.
+    The moments about the sample mean follow exactly from them in one pass over the rows;
+    with ``c`` near the mean (a block of thousands of rows) the correction is small and loses
+    no precision that matters.
+    """
 
     def __init__(self, d, second, centre=None):
         self.n, self.total = 0, np.zeros(d)
-        self.centre = np.zeros(d) if centre is None else centre
-        self.outer = np.zeros((d, d)) if second else None
-        self.fourth = 0.0
+        self.centre = centre
+        self.second = second
+        if second:
+            self.outer, self.cubic, self.quartic, self.shifted = np.zeros((d, d)), np.zeros(d), 0.0, np.zeros(d)
 
     def add(self, block):
+        if block.shape[0] == 0:
+            return
         self.n += block.shape[0]
         self.total += block.sum(axis=0)
-        if self.outer is not None:
-            centred = block - self.centre
-            # upper triangle only (BLAS syrk): half the flops of centred.T @ centred
-            self.outer += syrk(1.0, centred.T)
-            self.fourth += float(np.sum(np.einsum("ij,ij->i", centred, centred) ** 2))
+        if self.second:
+            if self.centre is None:
+                self.centre = block.mean(axis=0)
+            z = block - self.centre
+            norms = np.einsum("ij,ij->i", z, z)
+            # upper triangle only (BLAS syrk): half the flops of z.T @ z
+            self.outer += syrk(1.0, z.T)
+            self.cubic += norms @ z
+            self.quartic += float(norms @ norms)
+            self.shifted += z.sum(axis=0)
 
     @property
     def scatter(self):
-        """The symmetric scatter matrix from the accumulated upper triangle."""
-        return self.outer + np.triu(self.outer, 1).T
+        """The scatter about the sample mean, sum (x - m)(x - m)^T."""
+        delta = self.shifted / self.n
+        raw = self.outer + np.triu(self.outer, 1).T
+        return raw - self.n * np.outer(delta, delta)
+
+    @property
+    def fourth(self):
+        """The sum of ((x - m).(x - m))^2, from the sums about the centre, with z = x - c and m = c + delta.
+
+        (z - delta).(z - delta) = z.z - 2 z.delta + delta.delta, squared and summed.
+        """
+        delta = self.shifted / self.n
+        raw = self.outer + np.triu(self.outer, 1).T
+        e = float(delta @ delta)
+        value = self.quartic + 4 * float(delta @ raw @ delta) - 4 * float(delta @ self.cubic)
+        return value + 2 * e * float(np.trace(raw)) - 3 * self.n * e * e
 
     @property
     def mean(self):
@@ -240,19 +269,13 @@ class _Side:
         self.held = rng.random(arr.shape[0]) < split if split else np.zeros(arr.shape[0], bool)
         if split and (self.held.all() or not self.held.any()):
             raise ValueError(f"split={split:g} leaves no outputs on one side of {arr.shape[0]:,} rows")
-        self.second = second
-        self.moments = _Moments(arr.shape[1], False)
+        self.moments = _Moments(arr.shape[1], second)
         self.checked = False  # every row seen finite by an earlier pass
 
     def learn(self):
         for start, block in _chunks(self.arr, self.name):
             self.moments.add(block[self.held[start : start + block.shape[0]]])
         self.checked = True
-        if self.second:  # scatter about the mean the first pass found, in a second pass
-            first = self.moments
-            self.moments = _Moments(first.total.size, True, centre=first.mean)
-            for start, block in _chunks(self.arr, self.name, check=False):
-                self.moments.add(block[self.held[start : start + block.shape[0]]])
 
     def project(self, w):
         """The projection of the rows not held out, and their mean and total squared norm."""
@@ -264,7 +287,7 @@ class _Side:
             out[filled : filled + rows.shape[0]] = rows @ w
             filled += rows.shape[0]
             total += rows.sum(axis=0)
-            squares += float(np.sum(rows**2))
+            squares += float(np.einsum("ij,ij->", rows, rows))
         return out, total / out.size, squares / out.size
 
 
