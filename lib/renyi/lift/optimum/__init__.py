@@ -27,7 +27,9 @@ e^{\alpha\epsilon}\}`.  :func:`global_optimum` brackets it between two numbers:
   convex function on a simplex is largest at a vertex.  Cones whose bound is
   below the target are left alone; the others are bisected.  At large
   :math:`|\mathcal Y|` a *box branch and bound* on a concave Lagrangian follows
-  (:mod:`renyi.lift.optimum.boxes`).
+  (:mod:`renyi.lift.optimum.boxes`); for any matrix, a polyhedral outer approximation of the
+  budget turns it into a linear program over a polytope's vertices
+  (:mod:`renyi.lift.optimum.polytope`).
 
 Theorem 1's :math:`V_+` is a second valid upper bound where it is proved
 (invertible :math:`A`, :math:`\alpha\ge2`, :math:`\bar\delta_\epsilon<1`), closed-form
@@ -142,6 +144,15 @@ def global_optimum(
       :math:`\mu` is not the LP's dual but the multiplier at which :math:`F_\mu` is
       stationary at every output of the polished mechanism (a least-squares fit of the
       KKT conditions), renewed when the lower bound rises.
+
+    Where the boxes do not run (a matrix that is not square and invertible, or
+    :math:`\alpha<2` from :math:`|\mathcal Y|=6` on) and :math:`\epsilon>0`, a **polyhedral
+    relaxation** (:mod:`renyi.lift.optimum.polytope`) runs first, for up to
+    ``settings.heuristics.polytope_share`` of the time limit: the budget replaced by linear
+    inequalities that hold on it, the problem over the resulting polytope solved as a linear
+    program over its vertices, and the vertices the LP uses that break the budget cut off by
+    tangent planes, round after round.  It is the bound that closes the gap for a non-square
+    :math:`A`, where the cones alone stay near :math:`|\mathcal Y|-1`.
 
     The smallest of these and Theorem 1's :math:`V_+` (and the closed forms: a relaxation
     of the budget to a :math:`\chi^2` ball, by :math:`D_2\le D_\alpha` for :math:`\alpha\ge2`

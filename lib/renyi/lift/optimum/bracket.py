@@ -38,7 +38,8 @@ class CertifiedOptimum(LiftMechanism):
         and not certified.
     upper_bound_source : str
         ``"branch-and-bound"`` (weak duality, computed over cones), ``"box branch-and-bound"``
-        (weak duality, computed over boxes with a concave Lagrangian), ``"theorem 1"``
+        (weak duality, computed over boxes with a concave Lagrangian), ``"polytope relaxation"``
+        (the LP over a polyhedral outer approximation of the budget), ``"theorem 1"``
         (:math:`V_+`), ``"D2 relaxation"`` (:math:`\sigma^2_{\max}(e^{\alpha\epsilon/(\alpha-1)}-1)`,
         from :math:`D_2\le D_\alpha`, for :math:`\alpha\ge2`), ``"chi2 relaxation"``
         (:math:`\sigma^2_{\max}` times :func:`chi2_radius`, for :math:`1<\alpha<2`),
