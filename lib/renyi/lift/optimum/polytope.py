@@ -40,7 +40,7 @@ and each update compares every removed vertex with every kept one, :math:`O(V^2m
 bounds the non-square case by :math:`|\mathcal Y|-1`.
 
 Floating point.  Each vertex is computed by interpolation along an edge, classified against a
-plane with a tolerance (:data:`ON_PLANE`), and points within it count as on the plane, so a
+plane with a tolerance (``ON_PLANE``), and points within it count as on the plane, so a
 point slightly outside :math:`R` may be kept (which can only raise the bound) but a vertex is
 dropped only when clearly cut off.  Before the bound is reported, linear programs over
 :math:`R` itself (HiGHS) in random directions check that no point of :math:`R` lies beyond the
