@@ -101,6 +101,8 @@ def closed_form_upper_bounds(model, eps, alpha):
 def _excess(ratio, alpha):
     """f(r) = r^alpha - 1 - alpha (r - 1) >= 0, accurately near r = 1."""
     d = ratio - 1.0
+    if ratio <= 0.0:
+        return alpha - 1.0  # f(0); log1p(-1) is outside math's domain
     return math.expm1(alpha * math.log1p(d)) - alpha * d
 
 
@@ -116,6 +118,26 @@ def _curvature_floor(ratio, alpha):
     if d > 1e-3:
         floor = max(floor, _excess(ratio, alpha) / (d * d) * (1 - 1e-9))
     return floor
+
+
+def outer_root(mass, budget, alpha, outer):
+    """The root of ``mass * f(r) = budget`` between 1 and ``outer``, rounded outwards.
+
+    ``f(r) = r^alpha - 1 - alpha (r - 1)`` (:func:`_excess`, accurate near r = 1) is
+    monotone on each side of 1, so bisection between 1 and ``outer`` (``1 / mass`` above, 0
+    below) keeps the end beyond the root: the interval it bounds contains every ratio within
+    the budget.  ``outer`` itself when the budget does not bind before it.
+    """
+    target = budget / mass
+    if _excess(outer, alpha) <= target:
+        return outer
+    inner = 1.0  # _excess(inner) <= target < _excess(outer)
+    for _ in range(200):
+        mid = 0.5 * (inner + outer)
+        if mid in (inner, outer):
+            break
+        inner, outer = (mid, outer) if _excess(mid, alpha) <= target else (inner, mid)
+    return outer
 
 
 def chi2_radius(p_x, eps, alpha):
@@ -152,21 +174,7 @@ def chi2_radius(p_x, eps, alpha):
     float
     """
     budget = math.expm1(alpha * eps)
-    largest = 1.0
-    for mass in p_x:
-        cap = 1.0 / float(mass)
-        target = budget / float(mass)
-        if _excess(cap, alpha) <= target:
-            root = cap
-        else:  # f increases on [1, cap]: bisect, keeping the upper end (a larger R is safe)
-            lo, hi = 1.0, cap
-            for _ in range(200):
-                mid = 0.5 * (lo + hi)
-                if mid in (lo, hi):
-                    break
-                lo, hi = (mid, hi) if _excess(mid, alpha) <= target else (lo, mid)
-            root = hi
-        largest = max(largest, root)
+    largest = max([1.0] + [outer_root(float(mass), budget, alpha, 1.0 / float(mass)) for mass in p_x])
     return budget / _curvature_floor(largest, alpha)
 
 

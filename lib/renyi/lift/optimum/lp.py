@@ -44,7 +44,7 @@ def exact_weights(model, q, weights, settings):
 
     On the basis support the barycentre equations determine the weights (least squares);
     where the support is off (a tolerance-limited solution) non-negative least squares on
-    it is tried too.  Else ``weights`` is returned.
+    it is tried too.  Else (or if it does not converge) ``weights`` is returned.
     """
     support = np.flatnonzero(weights > settings.heuristics.exact_solve_weight)
     exact, *_ = np.linalg.lstsq(q[:, support], model.p_y, rcond=None)
@@ -53,7 +53,10 @@ def exact_weights(model, q, weights, settings):
         and np.allclose(q[:, support] @ exact, model.p_y, atol=settings.margins.marginal_atol, rtol=0)
     ):
         support = np.flatnonzero(weights > 0)
-        exact, _ = optimize.nnls(q[:, support], model.p_y)
+        try:
+            exact, _ = optimize.nnls(q[:, support], model.p_y)
+        except RuntimeError:  # its iteration limit, on near-parallel columns: keep the LP's weights
+            return weights
         if not np.allclose(q[:, support] @ exact, model.p_y, atol=settings.margins.marginal_atol, rtol=0):
             return weights
     out = np.zeros_like(weights)

@@ -56,6 +56,7 @@ import numpy as np
 from scipy.optimize import linprog
 
 from .._numerics import TINY, power
+from .bracket import outer_root
 
 __all__ = ["polytope_bound", "VertexSet", "lift_ranges"]
 
@@ -173,27 +174,9 @@ def lift_ranges(p_x, eps, alpha):
         :math:`l_x\le s_x\le u_x` for every :math:`s` with :math:`\Phi_\alpha(s)\le e^{\alpha\epsilon}`.
     """
     budget = math.expm1(alpha * eps)
-
-    def excess(r):
-        return r**alpha - 1 - alpha * (r - 1)
-
-    lo, hi = [], []
-    for mass in p_x:
-        target, cap = budget / float(mass), 1.0 / float(mass)
-        ends = []
-        for inner, outer in ((1.0, cap), (1.0, 0.0)):
-            if excess(outer) <= target:
-                ends.append(outer)
-                continue
-            a, b = inner, outer  # excess(a) <= target < excess(b)
-            for _ in range(200):
-                mid = 0.5 * (a + b)
-                if mid in (a, b):
-                    break
-                a, b = (mid, b) if excess(mid) <= target else (a, mid)
-            ends.append(b)
-        hi.append(ends[0] * float(mass))
-        lo.append(ends[1] * float(mass))
+    mass = [float(m) for m in p_x]
+    hi = [m * outer_root(m, budget, alpha, 1.0 / m) for m in mass]
+    lo = [m * outer_root(m, budget, alpha, 0.0) for m in mass]
     return np.array(lo), np.array(hi)
 
 

@@ -118,6 +118,11 @@ class Heuristics:
     stuck_slack : float, default 0.5
         A tree stuck on a μ that prices a feasible point above ``value * (1 + rtol)`` moves to
         the nearest μ that prices the known points at most at ``value * (1 + slack * rtol)``.
+    dual_switch : float, default 0.1
+        When such a point prices above ``value * (1 + dual_switch)``, the mechanism the μ was
+        fitted to is far from optimal: the tree bounds at the LP's dual instead, so that its
+        boxes' maximisers are the columns the LP lacks (column generation's pricing problem),
+        until the value rises and μ is fitted again.
     box_local_every, box_local_starts, box_local_iter : int, default 4, 8, 100
         Every this many box rounds, local searches (SLSQP) price posteriors from the worst
         boxes: how often, from how many starts, with how many iterations.
@@ -204,6 +209,7 @@ class Heuristics:
     box_round_seconds: float = 1.0
     box_lp_columns: int = 4000
     stuck_slack: float = 0.5
+    dual_switch: float = 0.1
     box_local_every: int = 4
     box_local_starts: int = 8
     box_local_iter: int = 100
