@@ -254,7 +254,7 @@ def test_dask_executor_with_local_cluster(tmp_path):
 
 
 @pytest.mark.slow
-def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path):
+def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path, sigint_default):
     import signal
     import subprocess
     import sys
@@ -277,6 +277,7 @@ def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path):
         ],
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_default,
     )
     parts = tmp_path / "part1" / ".parts"
     deadline = time.time() + 60

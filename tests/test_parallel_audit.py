@@ -278,7 +278,7 @@ def test_a_hanging_task_stops_the_audit_and_leaves_no_worker_running():
 
 
 @pytest.mark.slow
-def test_ctrl_c_says_how_many_outputs_were_drawn(tmp_path):
+def test_ctrl_c_says_how_many_outputs_were_drawn(tmp_path, sigint_default):
     import signal
     import subprocess
     import sys
@@ -293,7 +293,9 @@ def test_ctrl_c_says_how_many_outputs_were_drawn(tmp_path):
     cmd = [sys.executable, "-m", "renyi", "audit-mechanism", "slowbox:slow", "--database", "x.json", "--neighbour"]
     cmd += ["x2.json", "-n", "1e6", "--chunk", "20000", "--orders", "2", "--continuous", "--quiet"]
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=sigint_default
+    )
     time.sleep(4)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
