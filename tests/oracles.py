@@ -55,14 +55,14 @@ def best_mechanism_multistart(p_y, a, eps, order, *, starts=30, seed=0, start=No
         return math.log(level) - np.log(lifts)
 
     constraints = [{"type": "eq", "fun": lambda x: unpack(x).sum(axis=0) - 1}, {"type": "ineq", "fun": privacy}]
-    best = 0.0
+
+    def random_start():  # near the constant channel (feasible), with a random tilt of random size
+        tilt = rng.dirichlet(np.full(n, 0.3), size=n).T
+        return (1 - rng.uniform(0.01, 0.5)) / n + rng.uniform(0.01, 0.5) * tilt / tilt.sum(axis=0)
+
     given = [] if start is None else [np.asarray(start, float)]
-    for i in range(len(given) + starts):
-        if i < len(given):
-            x0 = given[i]
-        else:  # near the constant channel (feasible), with a random tilt of random size
-            tilt = rng.dirichlet(np.full(n, 0.3), size=n).T
-            x0 = (1 - rng.uniform(0.01, 0.5)) / n + rng.uniform(0.01, 0.5) * tilt / tilt.sum(axis=0)
+    best = 0.0
+    for x0 in given + [random_start() for _ in range(starts)]:
         x0 = x0 / x0.sum(axis=0)
         res = optimize.minimize(
             objective,

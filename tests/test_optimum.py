@@ -18,6 +18,11 @@ def random_model(seed, k):
     return LeakageModel(a @ p_y, a)
 
 
+def benchmark_matrix(rng, k):
+    """Half identity, half Dirichlet(0.5) columns: the family of ``make bench-scip``."""
+    return 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
+
+
 CASES = [
     (seed, k, order, eps)
     for seed, k in [(1, 4), (2, 4), (3, 4), (4, 6), (5, 6)]
@@ -334,7 +339,7 @@ def test_the_fast_path_is_chosen_by_the_matrix_not_the_class():
 
     rng = np.random.default_rng(7)
     k = 8
-    a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
+    a = benchmark_matrix(rng, k)
     p_y = rng.dirichlet(np.ones(k))
     general = global_optimum(GeneralLeakageModel(p_y, a), 0.01, 3, rtol=1e-6, time_limit=60)
     square = global_optimum(LeakageModel.from_leakage(a, p_y=p_y), 0.01, 3, rtol=1e-6, time_limit=60)
@@ -362,7 +367,7 @@ def test_every_returned_channel_meets_the_budget_to_1e12_when_recomputed_indepen
 
     rng = np.random.default_rng(7)
     k = 8
-    a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
+    a = benchmark_matrix(rng, k)
     p_y = rng.dirichlet(np.ones(k))
     wide = np.random.default_rng(32).dirichlet(np.full(4, 0.7), size=8).T
     runs = [
@@ -410,7 +415,7 @@ def test_no_channel_beats_the_upper_bound_at_twenty_outputs():
     far below the optimum.)"""
     rng = np.random.default_rng(120)
     k = 20
-    a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
+    a = benchmark_matrix(rng, k)
     model = LeakageModel(a @ rng.dirichlet(np.ones(k)), a)
     order = 3.0
     eps = 10 * epsilon_max(model, order)
