@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from renyi.lift import GeneralLeakageModel, global_optimum
+from renyi.lift import GeneralLeakageModel, LeakageModel, epsilon_max, global_optimum
 from renyi.lift.optimum.polytope import VertexSet, lift_ranges, polytope_bound
 
 
@@ -155,3 +155,30 @@ def test_a_tiny_budget_keeps_the_bound_above_a_feasible_mechanism():
     utility, phi = _utility_and_largest_phi(model, best.p_u_given_y, 2.0)
     assert phi <= math.exp(2e-4) * (1 + 1e-12)
     assert utility <= best.upper_bound <= 5
+
+
+def test_near_the_budget_s_boundary_the_vertices_stay_below_the_upper_bound_theorem():
+    """At |Y| = 6, alpha = 1.5, half of eps_max the cuts crowd round the smooth boundary, where
+    a cut can create a vertex again a round-off away from itself; the copies then multiply
+    with every cut.  McMullen's upper bound theorem caps the vertices of a polytope of
+    dimension 5 with m facets at 2 C(m - 3, 2); every vertex set of the run stays below it,
+    and the bound stays above the chapter's certified lower bound (0.0450771)."""
+    rng = np.random.default_rng(20261017)  # the general-leakage chapter's m66
+    a = 0.6 * np.eye(6) + 0.4 * rng.dirichlet(np.full(6, 0.7), size=6).T
+    p_y = 0.5 / 6 + 0.5 * rng.dirichlet(np.ones(6))
+    model = GeneralLeakageModel(p_y, a)
+    eps = 0.5 * epsilon_max(LeakageModel(a @ p_y, a), 1.5)
+    largest = []
+    add = VertexSet.add
+
+    def recording(self, g, c):
+        removed = add(self, g, c)
+        facets = len(self.h)  # (an upper bound on the facets: some planes may be redundant)
+        largest.append(len(self.V) / (2 * math.comb(facets - 3, 2)))
+        return removed
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(VertexSet, "add", recording)
+        bound, _ = polytope_bound(model, eps, 1.5, rtol=1e-4, max_vertices=50_000, out_of_time=lambda: False)
+    assert len(largest) > 250 and max(largest) <= 1.0
+    assert 0.0450771 <= bound <= 0.0450771 * (1 + 1e-4)
