@@ -280,6 +280,10 @@ def polytope_bound(model, eps, alpha, *, rtol, max_vertices, out_of_time, seed=0
         if not over or len(V) >= max_vertices or out_of_time():
             break
         for v in over:
+            # (one cut can cost seconds at tens of thousands of vertices: the limits hold
+            # between cuts, and the loop's next LP bounds the polytope as it is then)
+            if len(poly.V) >= max_vertices or out_of_time():
+                break
             normal, offset = _tangent(a @ v, p_x, alpha, budget)
             # outward by 1e-12 of itself: covers the rounding of the plane's offset
             poly.add(normal @ a, offset * (1 + 1e-12))
