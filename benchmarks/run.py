@@ -22,7 +22,8 @@ compare like with like on this machine.  Peak memory is traced with
 Besides the Markdown tables on standard output, every table is written as CSV to
 ``benchmarks/results/`` (``--results``), with ``machine.json`` describing the machine (CPU
 model, the SIMD extensions numpy dispatches to, cores, versions); the book's *Performance*
-page reads them.
+page reads them.  The ``--only-*`` runs rewrite their own tables only and leave ``machine.json``
+as the last full run wrote it.
 """
 
 from __future__ import annotations
@@ -214,8 +215,10 @@ def lift_benchmark():
     time limit: |Y| = 6 1e-6 within 10 s, |Y| = 10 1e-4 within 10 s, |Y| = 20 1e-4 within
     60 s (whatever gap it reaches); from |Y| = 8 once with one process and once with two
     (``workers=2``: the box bounds use both cores).  |Y| = 7 has no target: it shows where the
-    cones alone stalled.  The yardstick is the conical branch and bound alone on the |Y| = 6
-    and 7 cases, measured in the same run.
+    cones alone stalled.  Two more regimes, 1e-4 within 10 s: a tiny prior (|Y| = 10, min P_Y
+    8e-5, alpha = 5 and 3), and alpha = 1.5 (|Y| = 6 and 10), below the order where the boxes
+    apply, bounded by the polyhedral and chi^2 relaxations and the cones.  The yardstick is the
+    conical branch and bound alone on the |Y| = 6 and 7 cases, measured in the same run.
     """
     from renyi.lift import EXAMPLES, LeakageModel, asymmetric_mechanism, epsilon_max, global_optimum
 
@@ -239,24 +242,39 @@ def lift_benchmark():
     m = LeakageModel(a @ (0.05 + 0.5 * bounded.dirichlet(np.ones(10))), a)
     cases.append(("P_Y >= 0.05, \\|Y\\|=10", m, 0.02, 1e-4, 10.0))
     cases.append(("P_Y >= 0.05, \\|Y\\|=10", m, 0.5 * epsilon_max(m, 3), 1e-4, 10.0))
-    print("\n# renyi.lift.global_optimum (Theorem 2), alpha = 3")
+    cases = [(label, model, 3.0, eps, rtol, limit) for label, model, eps, rtol, limit in cases]
+    # Each family below from its own seed, so that the cases above stay as they were.
+    tiny = np.random.default_rng(24)
+    a = 0.5 * np.eye(10) + 0.5 * tiny.dirichlet(np.full(10, 0.5), size=10).T
+    m = LeakageModel(a @ tiny.dirichlet(np.full(10, 0.3)), a)  # min P_Y 7.9e-5
+    label = f"min P_Y {m.p_y.min():.0e}, \\|Y\\|=10"
+    cases += [(label, m, 5.0, 0.005, 1e-4, 10.0), (label, m, 5.0, 0.5 * epsilon_max(m, 5), 1e-4, 10.0)]
+    cases.append((label, m, 3.0, 0.02, 1e-4, 10.0))
+    for k in (6, 10):
+        low = np.random.default_rng(30 + k)
+        a = 0.5 * np.eye(k) + 0.5 * low.dirichlet(np.full(k, 0.5), size=k).T
+        m = LeakageModel(a @ low.dirichlet(np.ones(k)), a)
+        for eps in (0.5 * epsilon_max(m, 1.5), 0.02):
+            cases.append((f"random \\|Y\\|={k}", m, 1.5, eps, 1e-4, 10.0))
+    print("\n# renyi.lift.global_optimum (Theorem 2)")
     print(
-        "| case | eps | rtol | limit (s) | workers | time (s) | lower | upper | gap | upper from | outputs | "
-        "two-scale |"
+        "| case | alpha | eps | rtol | limit (s) | workers | time (s) | lower | upper | gap | upper from | "
+        "outputs | two-scale |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
     one_process = []
-    for label, model, eps, rtol, limit in cases:
-        two = asymmetric_mechanism(model, eps, 3).utility
-        # From |Y| = 8 the box branch and bound can use both cores (workers=2).
-        for workers in (1, 2) if model.p_y.size >= 8 else (1,):
-            res = global_optimum(model, eps, 3, rtol=rtol, time_limit=limit, workers=workers)
+    for label, model, order, eps, rtol, limit in cases:
+        two = asymmetric_mechanism(model, eps, order).utility
+        # From |Y| = 8 the box branch and bound can use both cores (workers=2; alpha >= 2).
+        for workers in (1, 2) if model.p_y.size >= 8 and order >= 2 else (1,):
+            res = global_optimum(model, eps, order, rtol=rtol, time_limit=limit, workers=workers)
             if workers == 1:
                 one_process.append(res)
             record(
                 "lift",
                 case=label.replace("\\", ""),
                 size=model.p_y.size,
+                alpha=order,
                 eps=eps,
                 rtol=rtol,
                 limit=limit,
@@ -269,12 +287,12 @@ def lift_benchmark():
                 outputs=len(res.p_u),
             )
             print(
-                f"| {label} | {eps:.3g} | {rtol:.0e} | {limit:g} | {workers} | {res.elapsed:.2f} | "
+                f"| {label} | {order:g} | {eps:.3g} | {rtol:.0e} | {limit:g} | {workers} | {res.elapsed:.2f} | "
                 f"{res.lower_bound:.6g} | {res.upper_bound:.6g} | {res.gap:.1e} | {res.upper_bound_source} | "
                 f"{len(res.p_u)} | {two:.6g} |",
                 flush=True,
             )
-    _cones_alone(cases[1:5], one_process[1:5])
+    _cones_alone([case[:2] + case[3:] for case in cases[1:5]], one_process[1:5])
 
 
 def _cones_alone(cases, with_boxes):
@@ -543,7 +561,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.only_lift:
         lift_benchmark()
-        write_results(args.results)
+        write_results(args.results, machine_too=False)
         return
     if args.only_projection:
         projection_benchmark()
