@@ -136,8 +136,8 @@ def global_optimum(
     * the **conical** one (:mod:`renyi.lift.optimum.cones`), which bounds a convex
       function on a simplex by its vertices; it closes the gap at
       :math:`|\mathcal Y|\le5` but needs exponentially many cones beyond;
-    * from :math:`|\mathcal Y|\ge6` (with :math:`\alpha\ge2`, a square invertible
-      :math:`A`, :math:`\epsilon>0`), after one round of the cones, the
+    * from :math:`|\mathcal Y|\ge6` (with a square invertible
+      :math:`A` and :math:`\epsilon>0`, at every order), after one round of the cones, the
       **box** one (:mod:`renyi.lift.optimum.boxes`), which majorises :math:`F_\mu` on each
       box by a concave Lagrangian (:math:`\lambda(e^{\alpha\epsilon}-\Phi_\alpha)` plus a
       cover that makes it concave) and certifies its maximum by a supergradient.  Its
@@ -145,8 +145,8 @@ def global_optimum(
       stationary at every output of the polished mechanism (a least-squares fit of the
       KKT conditions), renewed when the lower bound rises.
 
-    Where the boxes do not run (a matrix that is not square and invertible, or
-    :math:`\alpha<2` from :math:`|\mathcal Y|=6` on) and :math:`\epsilon>0`, a **polyhedral
+    Where the boxes do not run (a matrix that is not square and invertible) and
+    :math:`\epsilon>0`, a **polyhedral
     relaxation** (:mod:`renyi.lift.optimum.polytope`) runs first, for up to
     ``settings.heuristics.polytope_share`` of the time limit: the budget replaced by linear
     inequalities that hold on it, the problem over the resulting polytope solved as a linear
@@ -242,27 +242,24 @@ def global_optimum(
 
 
 def boxes_apply(model, geo):
-    """Whether the box branch and bound runs: large |Y|, eps > 0, alpha >= 2 and a square invertible A.
+    """Whether the box branch and bound runs: large |Y|, eps > 0 and a square invertible A.
 
     The matrix decides, not the class that holds it (``LeakageModel.of``).
 
-    Its root box is the D_2 ellipsoid's shadow, which needs D_2 <= D_alpha (alpha >= 2) and
-    a non-degenerate ellipsoid; its concavity cover needs Phi's Hessian to grow with A q.
+    Its root box is a chi^2 ellipsoid's shadow (D_2 <= D_alpha for alpha >= 2,
+    :func:`~renyi.lift.optimum.bracket.chi2_radius` below), which needs a non-degenerate
+    ellipsoid; its concavity cover needs a floor of Phi's Hessian on each box, at the box's
+    lower corner for alpha >= 2 and at its upper corner below.
     """
-    return (
-        LeakageModel.of(model) is not None
-        and geo.eps > 0
-        and geo.alpha >= 2
-        and model.p_y.size >= geo.settings.heuristics.box_min_size
-    )
+    return LeakageModel.of(model) is not None and geo.eps > 0 and model.p_y.size >= geo.settings.heuristics.box_min_size
 
 
 def polytope_applies(model, geo, use_boxes):
     """Whether the polyhedral relaxation runs: eps > 0 where only the cones would bound otherwise.
 
     That is a matrix that is not square and invertible (the cones alone cannot close a gap
-    there, :mod:`renyi.lift.optimum.polytope`), or from ``box_min_size`` on where the boxes do
-    not apply (alpha < 2).  At smaller |Y| with an invertible A the cones close the gap first.
+    there, :mod:`renyi.lift.optimum.polytope`).  At smaller |Y| with an invertible A the cones
+    close the gap first, and from ``box_min_size`` on the boxes run.
     """
     if geo.eps <= 0 or use_boxes:
         return False

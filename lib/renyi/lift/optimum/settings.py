@@ -80,7 +80,7 @@ class Heuristics:
     Attributes
     ----------
     box_min_size : int, default 6
-        From this :math:`|\mathcal Y|` on (with α ≥ 2, ε > 0 and a square invertible A) the box branch and
+        From this :math:`|\mathcal Y|` on (with ε > 0 and a square invertible A) the box branch and
         bound follows one round of the cones, whose count grows exponentially in :math:`|\mathcal Y|`
         (``lift_cones_alone``: the :math:`|\mathcal Y|` = 6 and 7 cases with the cones alone).
     cone_target, box_target : float, default 0.5, 0.9

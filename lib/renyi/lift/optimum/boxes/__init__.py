@@ -18,8 +18,11 @@ remainder, expanded at the parent's ascent end point or where the parent's bound
 it: neither point dominates).  Both added terms are non-negative on the box's feasible
 points, so :math:`L\ge F_\mu` there.
 
-* **Concavity.**  For :math:`\alpha\ge2` the Hessian of :math:`\Phi_\alpha` is smallest at the
-  box's lower corner (:math:`A\ge0`), that of the minorant is constant, and :math:`\theta` is
+* **Concavity.**  The Hessian of :math:`\Phi_\alpha`,
+  :math:`A^{\mathsf T}\operatorname{diag}(w\,\alpha(\alpha-1)z^{\alpha-2})A` with :math:`z=Aq`, is
+  smallest on the box at its lower corner for :math:`\alpha\ge2` and at its upper corner for
+  :math:`1<\alpha<2` (:math:`A\ge0`, and :math:`z^{\alpha-2}` is monotone); that of the
+  minorant is constant, and :math:`\theta` is
   raised until :math:`\nabla^2L\preceq0` on the plane (a generalised eigenvalue, with a
   safety margin).  Its shape is the one of least cost :math:`\sum_y\theta_yc_y`, a small
   semidefinite program solved by a barrier method (``cheapest_cover``), where

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from scipy import linalg
 
-from ..._numerics import power
+from ..._numerics import TINY, power
 from .cover import cheapest_cover, congruence, cover_cost, knapsack, outer, project, reduce_range
 
 
@@ -158,10 +158,19 @@ class BoxLagrangian:
         d = q - self.p
         return np.sum(d * d / self.p, axis=-1) - d @ mu
 
-    def _h_lo(self, lo):
+    def _hessian_floor(self, lo, hi):
+        """A lower bound of Phi's Hessian on each box: at the corner where z^(alpha - 2) is least.
+
+        With A >= 0, z = A q lies in [A lo, A hi] on the box; z^(alpha - 2) increases in z for
+        alpha >= 2 (lower corner) and decreases for 1 < alpha < 2 (upper corner).
+        """
         a = self.alpha
-        z_lo = np.maximum(lo @ self.A.T, 0.0)
-        return congruence(self.A, a * (a - 1) * self.weight * power(z_lo, a - 2))
+        z = np.maximum((lo if a >= 2 else hi) @ self.A.T, 0.0)
+        return congruence(self.A, a * (a - 1) * self.weight * power(z, a - 2))
+
+    def _row_sums(self, diagonal):
+        """Row sums of an entrywise bound above of a Hessian A^T diag(d) A (the ascent's metric only)."""
+        return (diagonal * self.A.sum(axis=1)) @ self.A
 
     def _concave_from(self, h):
         """The smallest multiplier m that makes F_mu - m Phi concave on each box without theta.
@@ -183,7 +192,9 @@ class BoxLagrangian:
 
         For z >= z_lo the Taylor remainder of z^alpha at z0 is at least kappa (z - z0)^2 with
         kappa = alpha (alpha - 1) int_0^1 (1 - s) (z0 + s (z_lo - z0))^(alpha - 2) ds, bounded
-        below by Jensen (alpha >= 3, convex integrand) or by the chord (2 <= alpha <= 3).
+        below by Jensen (alpha >= 3, convex integrand) or by the chord (2 <= alpha <= 3).  For
+        1 < alpha < 2 the integrand decreases in z and is convex, so for z <= z_hi Jensen (the
+        weight 2 (1 - s) has mean 1/3) gives kappa >= alpha (alpha - 1) / 2 ((2 z0 + z_hi) / 3)^(alpha - 2).
         Returns (z0, kappa): its Hessian 2 A^T diag(w kappa) A no longer falls to the box's corner.
         """
         a = self.alpha
@@ -191,15 +202,18 @@ class BoxLagrangian:
         z0 = np.maximum(project(np.clip(start, lo, hi), lo, hi) @ self.A.T, z_lo)
         if a >= 3:
             kappa = 0.5 * a * (a - 1) * power((2 * z0 + z_lo) / 3, a - 2)
-        else:
+        elif a >= 2:
             kappa = a * (a - 1) * (power(z0, a - 2) / 3 + power(z_lo, a - 2) / 6)
+        else:
+            z_hi = np.maximum(hi @ self.A.T, z0)
+            kappa = 0.5 * a * (a - 1) * power(np.maximum((2 * z0 + z_hi) / 3, TINY), a - 2)
         return z0, kappa
 
     def _cover(self, lo, hi, multiplier, h, least=True, near=None, at=None):
         """Theta >= 0 that makes the Lagrangian concave on each box (a generalised eigenvalue).
 
-        The Hessian of L on the plane is 2 D_Y^-1 - multiplier H_Phi(q) - 2 diag(theta), and for
-        alpha >= 2 H_Phi(q) >= H_Phi(lo) on the box (A >= 0, z^(alpha-2) increases).  Three
+        The Hessian of L on the plane is 2 D_Y^-1 - multiplier H_Phi(q) - 2 diag(theta), and
+        H_Phi(q) >= ``h`` on the box (:meth:`_hessian_floor`, or the minorant's own).  Three
         fixed shapes of theta are scaled until it is, then (``least``) the least-cost cover is
         computed from the cheapest (``cheapest_cover``) and certified the same way; the
         cheapest (sum theta_y cost_y, :func:`cover_cost` at ``at``, the expected maximiser) is
@@ -327,14 +341,17 @@ class BoxLagrangian:
         Phi itself (Hessian bound at the box's lower corner) and its quadratic minorants
         expanded at each of ``points`` (stacks of one point per box).
         """
-        a, w, sums = self.alpha, self.weight, self.A.sum(axis=1)
-        # Phi's Hessian A^T diag(w a (a - 1) z^(a - 2)) A is largest at the upper corner.
-        z_hi = np.maximum(hi @ self.A.T, 0.0)
-        models = [Constraint(self, self._h_lo(lo), (a * (a - 1) * w * power(z_hi, a - 2) * sums) @ self.A)]
+        a, w = self.alpha, self.weight
+        # Phi's Hessian A^T diag(w a (a - 1) z^(a - 2)) A is largest at the upper corner for
+        # alpha >= 2, at the lower one below (floored there: z^(a - 2) is infinite at 0, and
+        # this bound sets only the ascent's step sizes, not the certificate).
+        z_lo, z_hi = np.maximum(lo @ self.A.T, 0.0), np.maximum(hi @ self.A.T, 0.0)
+        z_top = z_hi if a >= 2 else np.maximum(z_lo, 0.01 * z_hi + TINY)
+        models = [Constraint(self, self._hessian_floor(lo, hi), self._row_sums(a * (a - 1) * w * power(z_top, a - 2)))]
         for point in points:
             z0, kappa = self._quadratic_minorant(lo, hi, point)
             h = congruence(self.A, 2 * w * kappa)
-            models.append(Constraint(self, h, (2 * w * kappa * sums) @ self.A, z0, kappa))
+            models.append(Constraint(self, h, self._row_sums(2 * w * kappa), z0, kappa))
         return models
 
     def _trials(self, lo, hi, mu, multipliers, start, constraints, reduction, least=True):
