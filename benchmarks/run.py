@@ -215,10 +215,11 @@ def lift_benchmark():
     time limit: |Y| = 6 1e-6 within 10 s, |Y| = 10 1e-4 within 10 s, |Y| = 20 1e-4 within
     60 s (whatever gap it reaches); from |Y| = 8 once with one process and once with two
     (``workers=2``: the box bounds use both cores).  |Y| = 7 has no target: it shows where the
-    cones alone stalled.  Two more regimes, 1e-4 within 10 s: a tiny prior (|Y| = 10, min P_Y
-    8e-5, alpha = 5 and 3), and alpha = 1.5 (|Y| = 6 and 10), below the order where the boxes
-    apply, bounded by the polyhedral and chi^2 relaxations and the cones.  The yardstick is the
-    conical branch and bound alone on the |Y| = 6 and 7 cases, measured in the same run.
+    cones alone stalled.  Two more regimes, 1e-4 within 10 s and one process: a tiny prior
+    (|Y| = 10, min P_Y 8e-5, alpha = 5 and 3; also with two processes), and alpha = 1.5
+    (|Y| = 6 and 10), below order 2, where the boxes' root comes from the chi^2 radius.  The
+    yardstick is the conical branch and bound alone on the |Y| = 6 and 7 cases, measured in the
+    same run.
     """
     from renyi.lift import EXAMPLES, LeakageModel, asymmetric_mechanism, epsilon_max, global_optimum
 
@@ -265,7 +266,7 @@ def lift_benchmark():
     one_process = []
     for label, model, order, eps, rtol, limit in cases:
         two = asymmetric_mechanism(model, eps, order).utility
-        # From |Y| = 8 the box branch and bound can use both cores (workers=2; alpha >= 2).
+        # From |Y| = 8 the box branch and bound can use both cores (workers=2; measured at alpha >= 2).
         for workers in (1, 2) if model.p_y.size >= 8 and order >= 2 else (1,):
             res = global_optimum(model, eps, order, rtol=rtol, time_limit=limit, workers=workers)
             if workers == 1:
