@@ -151,8 +151,17 @@ def test_quadratic_minorant_below_order_two_lies_below_the_power_up_to_the_upper
         z = scale * z_hi
         taylor = z0**order + order * z0 ** (order - 1) * (z - z0) + kappa * (z - z0) ** 2
         assert np.all(z**order >= taylor - 1e-13 * np.maximum(1, z**order))
-    # and it is not a trivial minorant: its curvature is the power's somewhere in the box
-    assert np.all(kappa > 0) and np.all(np.isfinite(kappa))
+    # and it is the tightest such minorant: it touches the power at the upper corner
+    _assert_touches(z_hi, z0, kappa, order)
+
+
+def _assert_touches(edge, z0, kappa, order):
+    """Where the box is wide (|edge - z0| > 2 % of z0), the minorant meets z^order at ``edge``."""
+    wide = np.abs(edge - z0) > 0.02 * np.maximum(z0, edge)
+    assert wide.mean() > 0.3
+    taylor = z0**order + order * z0 ** (order - 1) * (edge - z0) + kappa * (edge - z0) ** 2
+    gap = edge**order - taylor
+    assert np.all(gap[wide] <= 1e-6 * kappa[wide] * (edge - z0)[wide] ** 2)
 
 
 @pytest.mark.parametrize("order", [2.0, 2.5, 3.0, 5.0])
@@ -168,6 +177,7 @@ def test_quadratic_minorant_lies_below_the_power(order):
         z = z_lo + scale * (z0 - z_lo) + (scale > 1) * 0.3 * scale
         taylor = z0**order + order * z0 ** (order - 1) * (z - z0) + kappa * (z - z0) ** 2
         assert np.all(z**order >= taylor - 1e-13 * np.maximum(1, z**order))
+    _assert_touches(z_lo, z0, kappa, order)
 
 
 @pytest.mark.parametrize("order", [2.5, 3.0])

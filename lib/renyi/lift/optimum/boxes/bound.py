@@ -14,6 +14,9 @@ from scipy import linalg
 from ..._numerics import TINY, power
 from .cover import cheapest_cover, congruence, cover_cost, knapsack, outer, project, reduce_range
 
+#: The exact remainder curvature is used where |z - z0| exceeds this fraction of max(z, z0).
+EXACT_REMAINDER_SPAN = 1e-2
+
 
 class Constraint:
     """Phi, or its quadratic minorant, on a stack of boxes: values, gradients and Hessian bounds.
@@ -207,6 +210,18 @@ class BoxLagrangian:
         else:
             z_hi = np.maximum(hi @ self.A.T, z0)
             kappa = 0.5 * a * (a - 1) * power(np.maximum((2 * z0 + z_hi) / 3, TINY), a - 2)
+        # The ratio R(z) / (z - z0)^2 of the remainder is monotone in z (the integral's factor
+        # is), so its least value on the box is at one end, z_lo for alpha >= 2 and z_hi below:
+        # in closed form it is up to a third larger than Jensen's bound at alpha = 5 (0.5 alpha
+        # (alpha - 1) ((2 z0 + z_lo) / 3)^3 = 2.96 against 4 at z0 = 1, z_lo = 0).  Used where
+        # z - z0 is wide enough for the difference quotient to be accurate (its round-off is then
+        # below 1e-10 of it), less a margin.
+        edge = z_lo if a >= 2 else np.maximum(hi @ self.A.T, z0)
+        dz = edge - z0
+        wide = np.abs(dz) > EXACT_REMAINDER_SPAN * np.maximum(z0, edge)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            exact = (power(edge, a) - power(z0, a) - a * power(z0, a - 1) * dz) / dz**2
+        kappa = np.where(wide, np.maximum(kappa, exact * (1 - 1e-8)), kappa)
         return z0, kappa
 
     def _cover(self, lo, hi, multiplier, h, least=True, near=None, at=None):
