@@ -136,47 +136,50 @@ def test_root_box_contains_the_feasible_set(order):
             assert np.all(q >= lo - 1e-9) and np.all(q <= hi + 1e-9)
 
 
-@pytest.mark.parametrize("order", [1.1, 1.5, 1.9])
-def test_quadratic_minorant_below_order_two_lies_below_the_power_up_to_the_upper_corner(order):
-    """Below order 2 the remainder's factor z^(alpha - 2) decreases, so the minorant holds for
-    0 <= z <= z_hi (the box's upper corner), not beyond: checked on a grid of that range."""
+def _minorant_on_random_boxes(order):
+    """The quadratic minorant of z^order on 200 random boxes: A, the boxes, z0 and kappa."""
     rng = np.random.default_rng(int(order * 10))
     model = random_model(3, 6)
     tree = BoxTree(Geometry(model, 0.05, order, SETTINGS))
     lo, hi = _random_boxes(rng, 200, 6)
-    start = rng.uniform(lo, hi)
-    z0, kappa = tree._quadratic_minorant(lo, hi, start)
-    z_hi = hi @ model.A.T
-    for scale in np.linspace(0, 1, 51):
-        z = scale * z_hi
-        taylor = z0**order + order * z0 ** (order - 1) * (z - z0) + kappa * (z - z0) ** 2
-        assert np.all(z**order >= taylor - 1e-13 * np.maximum(1, z**order))
-    # and it is the tightest such minorant: it touches the power at the upper corner
-    _assert_touches(z_hi, z0, kappa, order)
+    z0, kappa = tree._quadratic_minorant(lo, hi, rng.uniform(lo, hi))
+    return model.A, lo, hi, z0, kappa
+
+
+def _taylor(z, z0, kappa, order):
+    return z0**order + order * z0 ** (order - 1) * (z - z0) + kappa * (z - z0) ** 2
+
+
+def _assert_below(z, z0, kappa, order):
+    assert np.all(z**order >= _taylor(z, z0, kappa, order) - 1e-13 * np.maximum(1, z**order))
 
 
 def _assert_touches(edge, z0, kappa, order):
     """Where the box is wide (|edge - z0| > 2 % of z0), the minorant meets z^order at ``edge``."""
     wide = np.abs(edge - z0) > 0.02 * np.maximum(z0, edge)
     assert wide.mean() > 0.3
-    taylor = z0**order + order * z0 ** (order - 1) * (edge - z0) + kappa * (edge - z0) ** 2
-    gap = edge**order - taylor
+    gap = edge**order - _taylor(edge, z0, kappa, order)
     assert np.all(gap[wide] <= 1e-6 * kappa[wide] * (edge - z0)[wide] ** 2)
+
+
+@pytest.mark.parametrize("order", [1.1, 1.5, 1.9])
+def test_quadratic_minorant_below_order_two_lies_below_the_power_up_to_the_upper_corner(order):
+    """Below order 2 the remainder's factor z^(alpha - 2) decreases, so the minorant holds for
+    0 <= z <= z_hi (the box's upper corner), not beyond: checked on a grid of that range."""
+    a, lo, hi, z0, kappa = _minorant_on_random_boxes(order)
+    z_hi = hi @ a.T
+    for scale in np.linspace(0, 1, 51):
+        _assert_below(scale * z_hi, z0, kappa, order)
+    # and it is the tightest such minorant: it touches the power at the upper corner
+    _assert_touches(z_hi, z0, kappa, order)
 
 
 @pytest.mark.parametrize("order", [2.0, 2.5, 3.0, 5.0])
 def test_quadratic_minorant_lies_below_the_power(order):
-    rng = np.random.default_rng(int(order * 10))
-    model = random_model(3, 6)
-    tree = BoxTree(Geometry(model, 0.05, order, SETTINGS))
-    lo, hi = _random_boxes(rng, 200, 6)
-    start = rng.uniform(lo, hi)
-    z0, kappa = tree._quadratic_minorant(lo, hi, start)
-    z_lo = lo @ model.A.T
+    a, lo, hi, z0, kappa = _minorant_on_random_boxes(order)
+    z_lo = lo @ a.T
     for scale in np.linspace(0, 3, 31):
-        z = z_lo + scale * (z0 - z_lo) + (scale > 1) * 0.3 * scale
-        taylor = z0**order + order * z0 ** (order - 1) * (z - z0) + kappa * (z - z0) ** 2
-        assert np.all(z**order >= taylor - 1e-13 * np.maximum(1, z**order))
+        _assert_below(z_lo + scale * (z0 - z_lo) + (scale > 1) * 0.3 * scale, z0, kappa, order)
     _assert_touches(z_lo, z0, kappa, order)
 
 

@@ -203,12 +203,12 @@ class BoxLagrangian:
         a = self.alpha
         z_lo = np.maximum(lo @ self.A.T, 0.0)
         z0 = np.maximum(project(np.clip(start, lo, hi), lo, hi) @ self.A.T, z_lo)
+        z_hi = np.maximum(hi @ self.A.T, z0)
         if a >= 3:
             kappa = 0.5 * a * (a - 1) * power((2 * z0 + z_lo) / 3, a - 2)
         elif a >= 2:
             kappa = a * (a - 1) * (power(z0, a - 2) / 3 + power(z_lo, a - 2) / 6)
         else:
-            z_hi = np.maximum(hi @ self.A.T, z0)
             kappa = 0.5 * a * (a - 1) * power(np.maximum((2 * z0 + z_hi) / 3, TINY), a - 2)
         # The ratio R(z) / (z - z0)^2 of the remainder is monotone in z (the integral's factor
         # is), so its least value on the box is at one end, z_lo for alpha >= 2 and z_hi below:
@@ -216,7 +216,7 @@ class BoxLagrangian:
         # (alpha - 1) ((2 z0 + z_lo) / 3)^3 = 2.96 against 4 at z0 = 1, z_lo = 0).  Used where
         # z - z0 is wide enough for the difference quotient to be accurate (its round-off is then
         # below 1e-10 of it), less a margin.
-        edge = z_lo if a >= 2 else np.maximum(hi @ self.A.T, z0)
+        edge = z_lo if a >= 2 else z_hi
         dz = edge - z0
         wide = np.abs(dz) > EXACT_REMAINDER_SPAN * np.maximum(z0, edge)
         with np.errstate(divide="ignore", invalid="ignore"):
