@@ -143,7 +143,10 @@ def global_optimum(
       cover that makes it concave) and certifies its maximum by a supergradient.  Its
       :math:`\mu` is not the LP's dual but the multiplier at which :math:`F_\mu` is
       stationary at every output of the polished mechanism (a least-squares fit of the
-      KKT conditions), renewed when the lower bound rises.
+      KKT conditions), renewed when the lower bound rises.  Before its first box, column
+      generation priced near the outputs (local optima of :math:`F_\mu` from perturbed
+      outputs, at the LP's dual and at the fitted :math:`\mu` in turn) brings the mechanism
+      to a local optimum, for up to ``settings.heuristics.column_share`` of the time left.
 
     Where the boxes do not run (a matrix that is not square and invertible) and
     :math:`\epsilon>0`, a **polyhedral
@@ -230,7 +233,7 @@ def global_optimum(
             # slows both (two searches on two cores took several times as long).  The cones'
             # larger products keep the default, where a second thread pays.
             with threadpool_limits(limits=1, user_api="blas"):
-                phase = BoxPhase(model, geo, (columns, value, weights, mu), rtol, out_of_time, pool)
+                phase = BoxPhase(model, geo, (columns, value, weights, mu), rtol, out_of_time, pool, seed)
                 columns, value, weights, mu, box_upper, n_boxes = phase.run(max_cones)
             computed.append((box_upper, "box branch-and-bound"))
     support = weights > NEGLIGIBLE_WEIGHT

@@ -123,6 +123,17 @@ class Heuristics:
         fitted to is far from optimal: the tree bounds at the LP's dual instead, so that its
         boxes' maximisers are the columns the LP lacks (column generation's pricing problem),
         until the value rises and μ is fitted again.
+    column_share : float, default 0.25
+        Before its first box, the box phase generates columns priced near the LP mechanism's
+        outputs for at most this share of the time left.
+    column_patience : int, default 3
+        That column generation ends after this many rounds at the fitted μ whose best column
+        prices within ``column_slack`` (or rtol, if larger) of the value (relative): smaller
+        gains are left to the box phase's own local searches.
+    column_slack : float, default 1e-3
+        See ``column_patience``.
+    column_rounds : int, default 200
+        At most this many rounds of that column generation (without a time limit too).
     box_local_every, box_local_starts, box_local_iter : int, default 4, 8, 100
         Every this many box rounds, local searches (SLSQP) price posteriors from the worst
         boxes: how often, from how many starts, with how many iterations.
@@ -210,6 +221,10 @@ class Heuristics:
     box_lp_columns: int = 4000
     stuck_slack: float = 0.5
     dual_switch: float = 0.1
+    column_share: float = 0.25
+    column_patience: int = 3
+    column_slack: float = 1e-3
+    column_rounds: int = 200
     box_local_every: int = 4
     box_local_starts: int = 8
     box_local_iter: int = 100

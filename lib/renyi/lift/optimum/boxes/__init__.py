@@ -62,9 +62,11 @@ points, so :math:`L\ge F_\mu` there.
   (``global_optimum(..., workers=2)``).  Which :math:`\mu` the tree bounds
   (:mod:`renyi.lift.optimum` fits it to the KKT conditions of a locally optimal mechanism)
   matters more than either: any :math:`\mu` is valid, but only the stationary one can make
-  the bound tight.  A :math:`\mu` fitted to a poor local mechanism can bound
-  :math:`U(\mu)` far above the value (at :math:`|\mathcal Y|=20`, :math:`\epsilon=0.02`:
-  6.05 against 0.18); when a feasible point prices more than ``Heuristics.dual_switch``
+  the bound tight, and only at a mechanism that is locally optimal, which column generation
+  priced near the outputs provides before the first box (``BoxPhase._generate_columns``).
+  A :math:`\mu` fitted to a poor local mechanism can bound :math:`U(\mu)` far above the
+  value (at :math:`|\mathcal Y|=20`, :math:`\epsilon=0.02`: 6.05 against 0.18); when a
+  feasible point prices more than ``Heuristics.dual_switch``
   above the value there, the tree bounds at the LP's dual instead, whose boxes' maximisers
   are the columns the LP lacks (column generation's pricing problem).
 
