@@ -87,11 +87,11 @@ def closed_form_upper_bounds(model, eps, alpha):
     """
     bounds = [(float(model.p_y.size - 1), "|Y| - 1")]
     invertible = LeakageModel.of(model)
-    if invertible is not None and 1 < alpha < 2 and eps > 0:
-        bounds.append((invertible.sigma_max**2 * chi2_radius(invertible.p_x, eps, alpha), "chi2 relaxation"))
+    if invertible is not None and alpha > 1 and eps > 0:
+        radius = output_chi2_radius(invertible.p_x, eps, alpha)
+        bounds.append((invertible.sigma_max**2 * radius, "D2 relaxation" if alpha >= 2 else "chi2 relaxation"))
     if invertible is not None and alpha >= 2 and eps > 0:
         model = invertible
-        bounds.append((model.sigma_max**2 * math.expm1(alpha * eps / (alpha - 1)), "D2 relaxation"))
         cert = certificate(model, eps, alpha)
         if cert.delta_bar < 1 and cert.rho < 1 and math.isfinite(cert.V_plus):
             bounds.append((cert.V_plus, "theorem 1"))
@@ -176,6 +176,14 @@ def chi2_radius(p_x, eps, alpha):
     budget = math.expm1(alpha * eps)
     largest = max([1.0] + [outer_root(float(mass), budget, alpha, 1.0 / float(mass)) for mass in p_x])
     return budget / _curvature_floor(largest, alpha)
+
+
+def output_chi2_radius(p_x, eps, alpha):
+    """A bound of chi^2(P_{X|U=u} || P_X) for every output within the budget, alpha > 1.
+
+    e^{alpha eps / (alpha - 1)} - 1 by D_2 <= D_alpha for alpha >= 2, :func:`chi2_radius` below.
+    """
+    return math.expm1(alpha * eps / (alpha - 1)) if alpha >= 2 else chi2_radius(p_x, eps, alpha)
 
 
 def best_upper_bound(model, eps, alpha, computed, settings):

@@ -6,7 +6,6 @@ of F_mu) and the worker processes that bound a round's boxes.
 
 from __future__ import annotations
 
-import math
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -14,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from scipy import optimize
 
-from ..bracket import chi2_radius
+from ..bracket import output_chi2_radius
 from .bound import BoxLagrangian
 from .cover import knapsack, tighten
 
@@ -121,14 +120,11 @@ class BoxTree:
     def _ellipsoid_shadow(self):
         """A chi^2 ellipsoid's box within [0, 1]: Q lies inside the ellipsoid.
 
-        By D_2 <= D_alpha for alpha >= 2, by :func:`~renyi.lift.optimum.bracket.chi2_radius`
-        below order 2.
+        Its radius is :func:`~renyi.lift.optimum.bracket.output_chi2_radius` (D_2 <= D_alpha for
+        alpha >= 2, :func:`~renyi.lift.optimum.bracket.chi2_radius` below order 2).
         """
         n = self.p.size
-        if self.alpha >= 2:
-            radius = math.expm1(self.alpha * self.geo.eps / (self.alpha - 1))
-        else:
-            radius = chi2_radius(self.geo.p_x, self.geo.eps, self.alpha)
+        radius = output_chi2_radius(self.geo.p_x, self.geo.eps, self.alpha)
         chi2 = self.A.T @ (self.A / self.geo.p_x[:, None])
         inverse = self.basis @ np.linalg.inv(self.basis.T @ chi2 @ self.basis) @ self.basis.T
         half = np.sqrt(radius * np.maximum(np.diag(inverse), 0.0)) * (1 + self.settings.margins.eigenvalue) + 1e-15
