@@ -101,6 +101,11 @@ class BoxTree:
         self.cut_outer = (np.empty((0, n)), np.empty((0, n)))
         self.cut_bound, self.cut_mu = np.empty(0), np.empty((0, n))
         self.cut_multiplier, self.cut_point = np.empty(0), np.empty((0, n))
+        # Lineage: the innermost cut whose box contains each box (-1: none), and the cut that
+        # contained each cut's box when it was made, so that undoing a cut finds what lies
+        # inside it in time linear in the tree (:meth:`_roll_back`).
+        self.lineage = np.full(1, -1)
+        self.cut_parent = np.empty(0, dtype=np.intp)
         # Whether evaluations still cut: not after a cut has been undone (see _roll_back).
         self.reducing = True
         #: The largest bound of F_mu on the parts cut off, at the last mu bounded (-inf: none).
@@ -217,6 +222,8 @@ class BoxTree:
         if idx.size == 0:
             return
         grow = lambda old, new: np.concatenate([old, new])
+        self.cut_parent = grow(self.cut_parent, self.lineage[idx])
+        self.lineage[idx] = self.cut_bound.size + np.arange(idx.size)
         self.cut_outer = tuple(map(grow, self.cut_outer, (self.lo[idx], self.hi[idx])))
         self.cut_bound = grow(self.cut_bound, np.full(idx.size, float(target)))
         self.cut_mu = grow(self.cut_mu, np.broadcast_to(mu, (idx.size, mu.size)))
@@ -233,10 +240,13 @@ class BoxTree:
         (the boxes and cut-off parts it was refined into), becomes one box again.
 
         Its bound at mu is the largest of theirs, moved to mu: they cover the outer box's
-        feasible points.  Whatever lies inside the outer box is merged, so this holds however
-        the boxes came about.  The cut-off parts are thin shells around their boxes, and after a
-        large move of mu their bounds rise by about as much as the boxes'; turning each shell
-        into boxes instead (up to 2 |Y| slabs per cut) made 100,000 boxes at |Y| = 20.
+        feasible points.  What lies inside is found by lineage (a box or cut descends from
+        the cut whose box it was refined from), in time and memory linear in the tree: the
+        pairwise test of the outer boxes needed |Y| bytes per pair of cuts, and a 240-s run at
+        |Y| = 20, eps = 0.02 undid tens of thousands of cuts at once.  The cut-off parts are
+        thin shells around their boxes, and after a large move of mu their bounds rise by
+        about as much as the boxes'; turning each shell into boxes instead (up to 2 |Y| slabs
+        per cut) made 100,000 boxes at |Y| = 20.
 
         After a roll-back the tree cuts no more: mu moves where the mechanism is still far from
         optimal, and at |Y| = 20, eps = 0.02 (three moves within the 60-s limit, each raising
@@ -245,24 +255,29 @@ class BoxTree:
         ``make bench``, the cuts stay: there they take 3 to 20 times fewer boxes.
         """
         self.reducing = False
+        count = self.cut_bound.size
+        chosen = np.zeros(count, dtype=bool)
+        chosen[entries] = True
+        # owner[i]: the outermost undone cut that cut i descends from (itself included), -1 if
+        # none; found by walking every chain up at once (as many steps as cuts are nested).
+        owner, at = np.full(count, -1), np.arange(count)
+        while np.any(at >= 0):
+            live = np.flatnonzero(at >= 0)
+            hit = live[chosen[at[live]]]
+            owner[hit] = at[hit]
+            at[live] = self.cut_parent[at[live]]
+        entries = np.flatnonzero(chosen & (owner == np.arange(count)))
+        slot = np.full(count, -1)
+        slot[entries] = np.arange(entries.size)
+        box_owner = np.where(self.lineage >= 0, owner[np.maximum(self.lineage, 0)], -1)
+        drop_box, drop_part = box_owner >= 0, owner >= 0
         outer_lo, outer_hi = self.cut_outer
-        # Only the outermost: an undone cut inside another is merged into it.
-        lo, hi = outer_lo[entries], outer_hi[entries]
-        inside = np.all((lo[:, None] >= lo[None]) & (hi[:, None] <= hi[None]), axis=2)
-        inside[np.arange(entries.size), np.arange(entries.size)] = False
-        entries = entries[~inside.any(axis=1)]
-        lo, hi = outer_lo[entries], outer_hi[entries]
         box_bounds = self.cached + self._drift(self.mu_at, mu, self.lo, self.hi)
         part_bounds = self.cut_bound + self._drift(self.cut_mu, mu, outer_lo, outer_hi)
         merged = np.full(entries.size, -np.inf)
-        drop_box = np.zeros(self.lo.shape[0], dtype=bool)
-        drop_part = np.zeros(self.cut_bound.size, dtype=bool)
-        for e in range(entries.size):
-            boxes = np.all((self.lo >= lo[e]) & (self.hi <= hi[e]), axis=1)
-            parts = np.all((outer_lo >= lo[e]) & (outer_hi <= hi[e]), axis=1)
-            merged[e] = max(box_bounds[boxes].max(initial=-np.inf), part_bounds[parts].max(initial=-np.inf))
-            drop_box |= boxes
-            drop_part |= parts
+        np.maximum.at(merged, slot[box_owner[drop_box]], box_bounds[drop_box])
+        np.maximum.at(merged, slot[owner[drop_part]], part_bounds[drop_part])
+        lo, hi = outer_lo[entries], outer_hi[entries]
         point, multiplier = self.cut_point[entries], self.cut_multiplier[entries]
         fields = {
             "lo": lo,
@@ -273,10 +288,17 @@ class BoxTree:
             "multiplier_best": multiplier,
             "theta": np.zeros_like(lo),
             "unbounded": np.ones(entries.size, dtype=bool),
+            # (the cut around an outermost undone one is not undone: it stays)
+            "lineage": self.cut_parent[entries],
         }
         fields.update({name: point for name in ("start", "anchor", "anchor_best", "best_point", "rival")})
         for name, new in fields.items():
             setattr(self, name, np.concatenate([getattr(self, name)[~drop_box], new]))
+        # The cuts left are renumbered; none of them descends from a dropped one.
+        renumber = np.cumsum(~drop_part) - 1
+        self.lineage = np.where(self.lineage >= 0, renumber[np.maximum(self.lineage, 0)], -1)
+        parent = self.cut_parent[~drop_part]
+        self.cut_parent = np.where(parent >= 0, renumber[np.maximum(parent, 0)], -1)
         self.cut_outer = tuple(a[~drop_part] for a in self.cut_outer)
         for name in ("cut_bound", "cut_mu", "cut_multiplier", "cut_point"):
             setattr(self, name, getattr(self, name)[~drop_part])
@@ -367,6 +389,7 @@ class BoxTree:
             "mu_at",
             "unbounded",
             "anchor_best",
+            "lineage",
         ):
             old = getattr(self, name)
             setattr(self, name, np.concatenate([old[rest], old[parents]]))
