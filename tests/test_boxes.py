@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import best_mechanism_multistart, lifts_of_channel
-from renyi.lift import epsilon_max, global_optimum
-from renyi.lift.optimum import SearchSettings
-from renyi.lift.optimum.boxes.bound import Constraint
+from renyi.lift import LeakageModel, epsilon_max, global_optimum
+from renyi.lift.optimum import Heuristics, SearchSettings
+from renyi.lift.optimum.boxes.bound import BoxLagrangian, Constraint
 from renyi.lift.optimum.boxes.cover import knapsack, project, reduce_range, tighten
 from renyi.lift.optimum.boxes.tree import BoxTree
 from renyi.lift.optimum.cones import Geometry
@@ -592,6 +592,63 @@ def test_boxes_and_the_parts_cut_off_cover_q_before_and_after_mu_moves(seed, k):
             assert k > 6 or np.mean(by_box == -np.inf) > 0.01
         else:
             assert not tree.reducing  # the move undid the cuts
+
+
+@pytest.mark.slow
+def test_a_multiplier_search_ending_at_its_range_continues_beyond_it():
+    """Where the golden-section search of a box's multiplier ends at an end of its range, a
+    second one continues beyond it: no box's bound is larger than with the first search
+    alone, some are much smaller, and each still lies above F_mu at the feasible points
+    SLSQP finds in its box.
+
+    The SCIP benchmark's |Y| = 20 model at alpha = 3, eps = 0.02, where the trials' fixed
+    covers rank small multipliers too high; mu is the tree's there (rounded: any mu gives a
+    valid bound).
+    """
+    k, order, eps, target = 20, 3.0, 0.02, 0.3612
+    rng = np.random.default_rng(100 + k)
+    a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
+    model = LeakageModel(a @ rng.dirichlet(np.ones(k)), a)
+    mu = np.array(
+        [23.7336, 4.0465, -6.3591, -6.446, -6.5743, -6.3351, -6.4087, -6.4316, 78.3133, -5.6135]
+        + [-6.3987, -6.2795, -6.2777, -6.3686, -6.3269, -6.462, -4.17, -6.8409, -6.4748, -6.3258]
+    )
+    searches = {span: SearchSettings(heuristics=Heuristics(golden_wide_span=span)) for span in (1.0, 5.0)}
+    tree = BoxTree(Geometry(model, eps, order, searches[1.0]))
+    for _ in range(8):
+        bounds = tree.bounds(mu, target)
+        tree.split(np.argsort(-bounds)[:16])
+    boxes = [getattr(tree, name) for name in ("lo", "hi", "start", "anchor", "multiplier", "multiplier_best")]
+    narrow, wide = (
+        BoxLagrangian(tree.p, tree.A, tree.alpha, tree.level, tree.weight, searches[span])(*boxes, mu, target)[0]
+        for span in (1.0, 5.0)
+    )
+    assert np.all(wide <= narrow + 1e-12 * np.abs(narrow))
+    better = np.flatnonzero(wide < narrow - 1e-3)
+    assert better.size >= 2, narrow - wide
+    level, starts = math.exp(order * eps), np.random.default_rng(5)
+
+    def f_mu(q):
+        d = q - model.p_y
+        return d @ (d / model.p_y) - d @ mu
+
+    checked = 0
+    for i in better:
+        lo, hi = tree.lo[i], tree.hi[i]
+        # From the box's point of least Phi (feasible), and halfway from it to random points of the box.
+        least = _slsqp_on_q(model, order, 1e6, lambda q: _phi(model, q, order), tree.start[i], list(zip(lo, hi)), 300)
+        for start in [least] + list(0.5 * (least + starts.uniform(lo, hi, (2, k)))):
+            q = _slsqp_on_q(model, order, level, lambda q: -f_mu(q), start, list(zip(lo, hi)), 300)
+            if np.all(q >= lo - 1e-12) and np.all(q <= hi + 1e-12) and abs(q.sum() - 1) < 1e-10:
+                # SLSQP ends on the budget's boundary within round-off either side: moved
+                # towards ``least`` (Phi is convex) until exactly feasible.
+                if _phi(model, q, order) > level:
+                    step = optimize.brentq(lambda t: _phi(model, least + t * (q - least), order) - level, 0, 1)
+                    q = least + step * (1 - 1e-9) * (q - least)
+                assert _phi(model, q, order) <= level
+                checked += 1
+                assert f_mu(q) <= wide[i] + 1e-9 * abs(wide[i]) + 1e-12, (f_mu(q), wide[i])
+    assert checked > 0
 
 
 def test_splits_across_the_widest_side_partition_each_box_and_return_its_children():

@@ -173,6 +173,9 @@ class Heuristics:
     golden_evaluations, golden_span : int, float, default 10, 1.3
         The golden-section search over the best trial's multiplier: evaluations, over
         ``[m / span, m * span]`` on a log scale.
+    golden_wide_span : float, default 5.0
+        Where that search ends at an end of its range, at m, a second one continues beyond it,
+        over ``[m / span, m]`` or ``[m, m * span]`` (1: none).
     root_multipliers : tuple of float
         Multipliers tried at the root box (a wide log grid from 0.05 to 500).
     trial_steps, ascent_steps : int, default 30, 100
@@ -246,6 +249,7 @@ class Heuristics:
     threshold_steps: tuple = (1.0, 1.3)
     golden_evaluations: int = 10
     golden_span: float = 1.3
+    golden_wide_span: float = 5.0
     root_multipliers: tuple = tuple(np.geomspace(0.05, 500.0, 13).tolist())
     trial_steps: int = 30
     ascent_steps: int = 100

@@ -40,7 +40,9 @@ points, so :math:`L\ge F_\mu` there.
   the parent's bound and at the value from which :math:`F_\mu-\lambda\tilde\Phi` is concave
   without :math:`\theta`; a golden-section search follows around the winner (the bound is
   roughly convex in :math:`\lambda`, with a sharp minimum where two maximisers compete), each
-  evaluation's least-cost cover starting from the previous one's.
+  evaluation's least-cost cover starting from the previous one's.  The trials rank with fixed
+  shapes of cover, which favour large multipliers: where the search ends at an end of its
+  range, a second one continues beyond it.
 * **Root and splits.**  The root box is each coordinate's range over
   :math:`\mathcal Q^{\rm ex}_\epsilon`, certified by duality.  A box is halved between the
   maximisers of two competing multipliers when they differ (the hard case of the
