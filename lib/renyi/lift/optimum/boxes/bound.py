@@ -537,7 +537,7 @@ class BoxLagrangian:
             # the Lagrangian is most convex, at small multipliers, so the coarse winner can lie
             # far from the least-cost cover's best.  Where the search ends at an end of its
             # range, a second one continues beyond it, up to ``golden_wide_span`` times further
-            # (at |Y| = 20, alpha = 3, eps = 0.02 a subtree held the upper bound for 50 s, each
+            # (at |Y| = 20, alpha = 3, eps = 0.02 a subtree held the upper bound for 100 s, each
             # box's own bound above the one it inherited; 2.2 times below the coarse winner
             # its boxes' bounds were 0.018 lower, below the target).
             with np.errstate(divide="ignore", invalid="ignore"):
