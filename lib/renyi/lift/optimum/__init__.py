@@ -252,8 +252,8 @@ def boxes_apply(model, geo):
 
     Its root box is a chi^2 ellipsoid's shadow (D_2 <= D_alpha for alpha >= 2,
     :func:`~renyi.lift.optimum.bracket.chi2_radius` below), which needs a non-degenerate
-    ellipsoid; its concavity cover needs a floor of Phi's Hessian on each box, at the box's
-    lower corner for alpha >= 2 and at its upper corner below.
+    ellipsoid; its concavity cover needs a floor of Phi's Hessian on each box, where z = A q is
+    least on the box's points of the plane for alpha >= 2 and greatest below.
     """
     return LeakageModel.of(model) is not None and geo.eps > 0 and model.p_y.size >= geo.settings.heuristics.box_min_size
 

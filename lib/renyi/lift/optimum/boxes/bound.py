@@ -12,7 +12,7 @@ import numpy as np
 from scipy import linalg
 
 from ..._numerics import TINY, power
-from .cover import cheapest_cover, congruence, cover_cost, knapsack, outer, project, reduce_range
+from .cover import cheapest_cover, congruence, cover_cost, knapsack, linear_range, outer, project, reduce_range
 
 #: The exact remainder curvature is used where |z - z0| exceeds this fraction of max(z, z0).
 EXACT_REMAINDER_SPAN = 1e-2
@@ -149,6 +149,7 @@ class BoxLagrangian:
         self.p, self.A, self.alpha, self.level, self.weight = p, A, alpha, level, weight
         self.settings = settings
         self.basis = linalg.null_space(np.ones((1, p.size)))
+        self._ascending = np.argsort(A, axis=1)
 
     def _phi(self, q):
         return power(np.maximum(q @ self.A.T, 0.0), self.alpha) @ self.weight
@@ -164,15 +165,24 @@ class BoxLagrangian:
         d = q - self.p
         return np.sum(d * d / self.p, axis=-1) - d @ mu
 
-    def _hessian_floor(self, lo, hi):
-        """A lower bound of Phi's Hessian on each box: at the corner where z^(alpha - 2) is least.
+    def _z_range(self, lo, hi):
+        """The range of z = A q on each box's points of the plane (:func:`linear_range`).
 
-        With A >= 0, z = A q lies in [A lo, A hi] on the box; z^(alpha - 2) increases in z for
-        alpha >= 2 (lower corner) and decreases for 1 < alpha < 2 (upper corner).
+        Widened by a relative 1e-12 (the knapsack's round-off), the least floored at 0.
+        """
+        z_lo, z_hi = linear_range(self.A, self._ascending, lo, hi)
+        return np.maximum(z_lo - 1e-12 * np.abs(z_lo), 0.0), z_hi + 1e-12 * np.abs(z_hi)
+
+    def _hessian_floor(self, lo, hi, z_range=None):
+        """A lower bound of Phi's Hessian on each box: where z^(alpha - 2) is least.
+
+        z = A q lies in [z_lo, z_hi] on the box's points of the plane (``z_range``, else
+        :meth:`_z_range`); z^(alpha - 2) increases in z for alpha >= 2 (take z_lo) and
+        decreases for 1 < alpha < 2 (take z_hi).
         """
         a = self.alpha
-        z = np.maximum((lo if a >= 2 else hi) @ self.A.T, 0.0)
-        return congruence(self.A, a * (a - 1) * self.weight * power(z, a - 2))
+        z_lo, z_hi = self._z_range(lo, hi) if z_range is None else z_range
+        return congruence(self.A, a * (a - 1) * self.weight * power(z_lo if a >= 2 else z_hi, a - 2))
 
     def _row_sums(self, diagonal):
         """Row sums of an entrywise bound above of a Hessian A^T diag(d) A (the ascent's metric only)."""
@@ -193,10 +203,11 @@ class BoxLagrangian:
         x = np.linalg.solve(cover, np.swapaxes(x, 1, 2))
         return np.linalg.eigvalsh(0.5 * (x + np.swapaxes(x, 1, 2)))[:, -1]
 
-    def _quadratic_minorant(self, lo, hi, start):
+    def _quadratic_minorant(self, lo, hi, start, z_range=None):
         """Phi's quadratic minorant on the box's feasible points, expanded where the ascent starts.
 
-        For z >= z_lo the Taylor remainder of z^alpha at z0 is at least kappa (z - z0)^2 with
+        [z_lo, z_hi] is the range of z = A q on the box's points of the plane (``z_range``, else
+        :meth:`_z_range`).  For z >= z_lo the Taylor remainder of z^alpha at z0 is at least kappa (z - z0)^2 with
         kappa = alpha (alpha - 1) int_0^1 (1 - s) (z0 + s (z_lo - z0))^(alpha - 2) ds, bounded
         below by Jensen (alpha >= 3, convex integrand) or by the chord (2 <= alpha <= 3).  For
         1 < alpha < 2 the integrand decreases in z and is convex, so for z <= z_hi Jensen (the
@@ -204,9 +215,9 @@ class BoxLagrangian:
         Returns (z0, kappa): its Hessian 2 A^T diag(w kappa) A no longer falls to the box's corner.
         """
         a = self.alpha
-        z_lo = np.maximum(lo @ self.A.T, 0.0)
+        z_lo, z_hi = self._z_range(lo, hi) if z_range is None else z_range
         z0 = np.maximum(project(np.clip(start, lo, hi), lo, hi) @ self.A.T, z_lo)
-        z_hi = np.maximum(hi @ self.A.T, z0)
+        z_hi = np.maximum(z_hi, z0)
         if a >= 3:
             kappa = 0.5 * a * (a - 1) * power((2 * z0 + z_lo) / 3, a - 2)
         elif a >= 2:
@@ -264,14 +275,19 @@ class BoxLagrangian:
         def cheaper(a, b):
             return np.where((np.sum(a * cost, axis=-1) < np.sum(b * cost, axis=-1))[:, None], a, b)
 
+        equal = 1 / (lo.shape[1] * cost)  # equal cost per coordinate
         if near is not None:
-            return self._least_cover(m, cost, certified(near), certified, cheaper)
+            # A cover at a nearby multiplier leaves uncovered a direction that turns convex in
+            # between, and scaled to cover it can cost a hundred times the least, too far for the
+            # barrier's few steps (at |Y| = 6, a multiplier 10 % lower: 24 against 0.13, and the
+            # barrier ended at 0.58); the equal shape bounds that start.
+            return self._least_cover(m, cost, cheaper(certified(near), certified(equal)), certified, cheaper)
         # Where the Lagrangian is convex: its positive eigen-directions, in the box's coordinates.
         eig, vec = np.linalg.eigh(m)
         directions = self.basis @ vec
         spread = np.sqrt(np.einsum("myk,mk->my", directions**2, np.maximum(eig, 0.0)))
         shapes = (
-            1 / (lo.shape[1] * cost),  # equal cost per coordinate
+            equal,
             np.broadcast_to(1 / self.p, lo.shape),  # F's own curvature
             spread / np.sqrt(cost) + 1e-6 / self.p,  # optimal for a rank-one convexity (kept definite)
         )
@@ -356,18 +372,20 @@ class BoxLagrangian:
     def _constraints(self, lo, hi, points):
         """Phi itself and its quadratic minorants on the boxes.
 
-        Phi itself (Hessian bound at the box's lower corner) and its quadratic minorants
+        Phi itself (Hessian bound where z = A q is least) and its quadratic minorants
         expanded at each of ``points`` (stacks of one point per box).
         """
         a, w = self.alpha, self.weight
-        # Phi's Hessian A^T diag(w a (a - 1) z^(a - 2)) A is largest at the upper corner for
-        # alpha >= 2, at the lower one below (floored there: z^(a - 2) is infinite at 0, and
+        z_range = self._z_range(lo, hi)
+        # Phi's Hessian A^T diag(w a (a - 1) z^(a - 2)) A is largest where z is greatest for
+        # alpha >= 2, where it is least below (floored there: z^(a - 2) is infinite at 0, and
         # this bound sets only the ascent's step sizes, not the certificate).
-        z_lo, z_hi = np.maximum(lo @ self.A.T, 0.0), np.maximum(hi @ self.A.T, 0.0)
+        z_lo, z_hi = z_range
         z_top = z_hi if a >= 2 else np.maximum(z_lo, 0.01 * z_hi + TINY)
-        models = [Constraint(self, self._hessian_floor(lo, hi), self._row_sums(a * (a - 1) * w * power(z_top, a - 2)))]
+        floor = self._hessian_floor(lo, hi, z_range)
+        models = [Constraint(self, floor, self._row_sums(a * (a - 1) * w * power(z_top, a - 2)))]
         for point in points:
-            z0, kappa = self._quadratic_minorant(lo, hi, point)
+            z0, kappa = self._quadratic_minorant(lo, hi, point, z_range)
             h = congruence(self.A, 2 * w * kappa)
             models.append(Constraint(self, h, self._row_sums(2 * w * kappa), z0, kappa))
         return models
