@@ -16,6 +16,9 @@ from .cover import cheapest_cover, congruence, cover_cost, knapsack, linear_rang
 
 #: The exact remainder curvature is used where |z - z0| exceeds this fraction of max(z, z0).
 EXACT_REMAINDER_SPAN = 1e-2
+#: A cover from a nearby multiplier that had to grow this many times to certify is compared
+#: with the equal-cost shape (:meth:`BoxLagrangian._cover`).
+NEAR_GROWTH = 4.0
 #: A golden-section search whose best multiplier lies this far towards an end of its range
 #: (1: at the end; its last interval is 1 % of the range) ended there.
 EDGE = 0.9
@@ -252,16 +255,17 @@ class BoxLagrangian:
         full = np.diag(2 / self.p)[None] - multiplier[:, None, None] * h
         m = self.basis.T @ full @ self.basis
 
-        def certified(shape):
+        def certified(shape, rows=slice(None)):
             """The shape scaled until the Lagrangian is concave: the pencil's top eigenvalue.
 
             max u^T M u / u^T diag(2 shape) u over the plane u^T 1 = 0 is, with
             v = diag(2 shape)^(1/2) u, the top eigenvalue of K = S M S (S = diag(2 shape)^(-1/2))
             on the plane v^T s = 0, i.e. of P K P with P the projector off s; P K P adds the
-            eigenvalue 0 (on s), which the max with 0 below absorbs.
+            eigenvalue 0 (on s), which the max with 0 below absorbs.  ``shape`` is given for
+            the boxes ``rows`` only.
             """
             scale = 1 / np.sqrt(2 * shape)
-            k = full * scale[:, :, None] * scale[:, None, :]
+            k = full[rows] * scale[:, :, None] * scale[:, None, :]
             c = scale / np.linalg.norm(scale, axis=-1, keepdims=True)
             kc = np.einsum("mij,mj->mi", k, c)
             ckc = np.sum(c * kc, axis=-1)[:, None, None]
@@ -280,8 +284,15 @@ class BoxLagrangian:
             # A cover at a nearby multiplier leaves uncovered a direction that turns convex in
             # between, and scaled to cover it can cost a hundred times the least, too far for the
             # barrier's few steps (at |Y| = 6, a multiplier 10 % lower: 24 against 0.13, and the
-            # barrier ended at 0.58); the equal shape bounds that start.
-            return self._least_cover(m, cost, cheaper(certified(near), certified(equal)), certified, cheaper)
+            # barrier ended at 0.58).  Where it had to grow over ``near_growth`` times, the equal
+            # shape bounds that start (only there: it costs an eigenvalue problem per box).
+            start = certified(near)
+            grown = np.flatnonzero(np.sum(start * cost, axis=-1) > NEAR_GROWTH * np.sum(near * cost, axis=-1))
+            if grown.size:
+                other = certified(equal[grown], grown)
+                better = np.sum(other * cost[grown], axis=-1) < np.sum(start[grown] * cost[grown], axis=-1)
+                start[grown[better]] = other[better]
+            return self._least_cover(m, cost, start, certified, cheaper)
         # Where the Lagrangian is convex: its positive eigen-directions, in the box's coordinates.
         eig, vec = np.linalg.eigh(m)
         directions = self.basis @ vec
