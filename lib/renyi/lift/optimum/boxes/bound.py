@@ -210,9 +210,9 @@ class BoxLagrangian:
         """Phi's quadratic minorant on the box's feasible points, expanded where the ascent starts.
 
         [z_lo, z_hi] is the range of z = A q on the box's points of the plane (``z_range``, else
-        :meth:`_z_range`).  For z >= z_lo the Taylor remainder of z^alpha at z0 is at least kappa (z - z0)^2 with
-        kappa = alpha (alpha - 1) int_0^1 (1 - s) (z0 + s (z_lo - z0))^(alpha - 2) ds, bounded
-        below by Jensen (alpha >= 3, convex integrand) or by the chord (2 <= alpha <= 3).  For
+        :meth:`_z_range`).  For z >= z_lo the Taylor remainder of z^alpha at z0 is at least
+        kappa (z - z0)^2 with kappa = alpha (alpha - 1) int_0^1 (1 - s) (z0 + s (z_lo - z0))^(alpha - 2) ds,
+        bounded below by Jensen (alpha >= 3, convex integrand) or by the chord (2 <= alpha <= 3).  For
         1 < alpha < 2 the integrand decreases in z and is convex, so for z <= z_hi Jensen (the
         weight 2 (1 - s) has mean 1/3) gives kappa >= alpha (alpha - 1) / 2 ((2 z0 + z_hi) / 3)^(alpha - 2).
         Returns (z0, kappa): its Hessian 2 A^T diag(w kappa) A no longer falls to the box's corner.
@@ -284,7 +284,7 @@ class BoxLagrangian:
             # A cover at a nearby multiplier leaves uncovered a direction that turns convex in
             # between, and scaled to cover it can cost a hundred times the least, too far for the
             # barrier's few steps (at |Y| = 6, a multiplier 10 % lower: 24 against 0.13, and the
-            # barrier ended at 0.58).  Where it had to grow over ``near_growth`` times, the equal
+            # barrier ended at 0.58).  Where it had to grow over ``NEAR_GROWTH`` times, the equal
             # shape bounds that start (only there: it costs an eigenvalue problem per box).
             start = certified(near)
             grown = np.flatnonzero(np.sum(start * cost, axis=-1) > NEAR_GROWTH * np.sum(near * cost, axis=-1))
