@@ -120,23 +120,38 @@ def _curvature_floor(ratio, alpha):
     return floor
 
 
-def outer_root(mass, budget, alpha, outer):
+def _share(ratio, mass, alpha, others):
+    """One output's least share of Phi_alpha - 1 at lift ``ratio``, divided by its ``mass``.
+
+    ``f(r)`` alone, or with ``others`` also the least the other outputs add: their ratios
+    average ``rho = 1 - mass (r - 1) / (1 - mass)`` (the lifts' weighted mean is 1), and
+    ``f`` is convex, so by Jensen they add at least ``(1 - mass) f(rho)``.
+    """
+    share = _excess(ratio, alpha)
+    if others and mass < 1.0:
+        share += (1.0 - mass) / mass * _excess(1.0 - mass * (ratio - 1.0) / (1.0 - mass), alpha)
+    return share
+
+
+def outer_root(mass, budget, alpha, outer, others=False):
     """The root of ``mass * f(r) = budget`` between 1 and ``outer``, rounded outwards.
 
     ``f(r) = r^alpha - 1 - alpha (r - 1)`` (:func:`_excess`, accurate near r = 1) is
     monotone on each side of 1, so bisection between 1 and ``outer`` (``1 / mass`` above, 0
     below) keeps the end beyond the root: the interval it bounds contains every ratio within
-    the budget.  ``outer`` itself when the budget does not bind before it.
+    the budget.  ``outer`` itself when the budget does not bind before it.  With ``others``
+    the other outputs' least share is added to ``mass * f(r)`` (:func:`_share`; still
+    monotone on each side of 1, and a narrower interval).
     """
     target = budget / mass
-    if _excess(outer, alpha) <= target:
+    if _share(outer, mass, alpha, others) <= target:
         return outer
-    inner = 1.0  # _excess(inner) <= target < _excess(outer)
+    inner = 1.0  # share(inner) <= target < share(outer)
     for _ in range(200):
         mid = 0.5 * (inner + outer)
         if mid in (inner, outer):
             break
-        inner, outer = (mid, outer) if _excess(mid, alpha) <= target else (inner, mid)
+        inner, outer = (mid, outer) if _share(mid, mass, alpha, others) <= target else (inner, mid)
     return outer
 
 

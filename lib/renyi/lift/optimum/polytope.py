@@ -189,8 +189,14 @@ def _merge_copies(V, active, old):
 def lift_ranges(p_x, eps, alpha):
     r"""Per-:math:`x` bounds :math:`[l_x,u_x]` on :math:`s_x` of every :math:`s` within the budget.
 
-    The roots of :math:`P_X(x)f(r)=e^{\alpha\epsilon}-1` on either side of 1, by bisection
-    keeping the outer end (clipped to :math:`[0,1/P_X(x)]`), times :math:`P_X(x)`.
+    With :math:`r_x=s_x/P_X(x)` and :math:`f(r)=r^\alpha-1-\alpha(r-1)\ge0`,
+    :math:`\Phi_\alpha(s)-1=\sum_xP_X(x)f(r_x)` (the lifts' weighted mean is 1).  The other
+    outputs' lifts average :math:`\rho=1-P_X(x)(r_x-1)/(1-P_X(x))`, so by Jensen they add at
+    least :math:`(1-P_X(x))f(\rho)`: the ends are the roots of
+    :math:`P_X(x)f(r)+(1-P_X(x))f(\rho)=e^{\alpha\epsilon}-1` on either side of 1, by
+    bisection keeping the outer end (clipped to :math:`[0,1/P_X(x)]`), times :math:`P_X(x)`.
+    Equal lifts elsewhere reach them, so they are the least and greatest :math:`s_x` within
+    the budget (up to the bisection's last step).
 
     Parameters
     ----------
@@ -208,8 +214,8 @@ def lift_ranges(p_x, eps, alpha):
     """
     budget = math.expm1(alpha * eps)
     mass = [float(m) for m in p_x]
-    hi = [m * outer_root(m, budget, alpha, 1.0 / m) for m in mass]
-    lo = [m * outer_root(m, budget, alpha, 0.0) for m in mass]
+    hi = [m * outer_root(m, budget, alpha, 1.0 / m, others=True) for m in mass]
+    lo = [m * outer_root(m, budget, alpha, 0.0, others=True) for m in mass]
     return np.array(lo), np.array(hi)
 
 

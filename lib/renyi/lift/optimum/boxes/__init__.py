@@ -13,8 +13,9 @@ cones as :math:`|\mathcal Y|` grows.  Here the posteriors are split into boxes
     +\textstyle\sum_y\theta_y(q_y-\ell_y)(u_y-q_y),\qquad\lambda,\theta\ge0,
 
 where :math:`\tilde\Phi\le\Phi_\alpha` on the box's feasible points: :math:`\Phi_\alpha`
-itself, or its quadratic minorant there (a Taylor polynomial with a proved lower bound of the
-remainder, expanded at the parent's ascent end point or where the parent's bound expanded
+itself, or its minorant there (in each :math:`z_x=(Aq)_x` a Taylor polynomial with a proved
+lower bound of the remainder on one side of the expansion point, :math:`z_x^\alpha` itself on
+the other, expanded at the parent's ascent end point or where the parent's bound expanded
 it: neither point dominates).  Both added terms are non-negative on the box's feasible
 points, so :math:`L\ge F_\mu` there.
 
@@ -24,8 +25,14 @@ points, so :math:`L\ge F_\mu` there.
   and greatest for :math:`1<\alpha<2` (:math:`z^{\alpha-2}` is monotone; each end a
   fractional knapsack, ``linear_range``: on the 200 highest boxes of a tree at
   :math:`|\mathcal Y|=20`, :math:`\alpha=5`, the least :math:`z` is a median 1.26 times the
-  lower corner's, which doubles the floor); the minorant's remainder is bounded on the same range, its
-  Hessian is constant, and :math:`\theta` is
+  lower corner's, which doubles the floor).  Only feasible points need a concave majorant, and
+  every feasible :math:`z_x` lies in a range the budget sets (``lift_ranges``), which raises
+  the least :math:`z` further (on the 200 highest boxes of such a tree after 60 rounds, for
+  54 % of the pairs :math:`(x,\text{box})`; the floor rises a median 1.4 times, for a tenth of
+  them over 4 times).  They are used where a box's ascent starts within them, and its
+  certificate is then taken at the last point within them on the ascent's way; a box with
+  no point within them holds no feasible point, and its bound is :math:`-\infty`.  The minorant's remainder is
+  bounded on the same range, its Hessian is at least a constant one, and :math:`\theta` is
   raised until :math:`\nabla^2L\preceq0` on the plane (a generalised eigenvalue, with a
   safety margin).  Its shape is the one of least cost :math:`\sum_y\theta_yc_y`, a small
   semidefinite program solved by a barrier method (``cheapest_cover``), where
@@ -34,7 +41,7 @@ points, so :math:`L\ge F_\mu` there.
   simplex (:math:`x_y=\ell_y=0`) the convexity across the face is covered almost for free.
   A box against a face is also tens of times narrower in some coordinates than in others,
   and a fixed shape there costs up to 1.6 times the least.
-* **Certificate.**  For any :math:`\hat q` in the box,
+* **Certificate.**  For any :math:`\hat q` in the box with :math:`A\hat q` in those ranges,
   :math:`\max L\le L(\hat q)+\max_v\nabla L(\hat q)^{\mathsf T}(v-\hat q)`, a fractional
   knapsack; :math:`\hat q` comes from an accelerated projected ascent in the metric of a
   diagonal majoriser of :math:`-\nabla^2L` (the covers' :math:`\theta` span four decades on

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import optimize
 
 from ..bracket import output_chi2_radius
+from ..polytope import lift_ranges
 from .bound import BoxLagrangian
 from .cover import knapsack, tighten
 
@@ -71,7 +72,12 @@ class BoxTree:
         self.p, self.A, self.alpha, self.level = geo.p, geo.A, geo.alpha, geo.level
         self.weight = geo.p_x ** (1 - geo.alpha)
         n = self.p.size
-        self.lagrangian = BoxLagrangian(self.p, self.A, self.alpha, self.level, self.weight, self.settings)
+        # Every feasible posterior's z = A q lies in these ranges (rounded outwards by the
+        # box bound's own 1e-12): on a box they can raise the least z, and with it Phi's
+        # curvature, far above what the box alone allows.
+        lift_lo, lift_hi = lift_ranges(geo.p_x, geo.eps, geo.alpha)
+        lift_range = (lift_lo * (1 - 1e-12), lift_hi * (1 + 1e-12))
+        self.lagrangian = BoxLagrangian(self.p, self.A, self.alpha, self.level, self.weight, self.settings, lift_range)
         self.basis = self.lagrangian.basis
         self._phi, self._grad_phi = self.lagrangian._phi, self.lagrangian._grad_phi
         self._quadratic_minorant = self.lagrangian._quadratic_minorant
