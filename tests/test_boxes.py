@@ -236,6 +236,16 @@ def test_quadratic_minorant_lies_below_the_power(order):
     _assert_touches(z_lo, z0, kappa, order)
 
 
+def _points_within_budget_ranges(rng, model, eps, order, lo, hi, count):
+    """Points of the box [lo, hi] on the plane whose z = A q lies in the budget's ranges."""
+    lift_lo, lift_hi = lift_ranges(model.p_x, eps, order)
+    points = rng.uniform(lo, hi, (4000, lo.size))
+    points = points + (1 - points.sum(axis=1, keepdims=True)) / lo.size
+    z = points @ model.A.T
+    keep = np.all((points >= lo) & (points <= hi), axis=1) & np.all((z >= lift_lo) & (z <= lift_hi), axis=1)
+    return points[keep][:count]
+
+
 @pytest.mark.parametrize("order", [1.5, 3.0, 5.0])
 def test_hessian_floor_lies_below_phis_hessian_on_the_plane_and_above_the_corners(order):
     """Phi's Hessian at sampled points of each box on the plane whose z = A q lies in the
@@ -246,7 +256,6 @@ def test_hessian_floor_lies_below_phis_hessian_on_the_plane_and_above_the_corner
     tree = BoxTree(Geometry(model, 0.05, order, SETTINGS))
     rng = np.random.default_rng(int(order * 10))
     lo, hi = _random_boxes(rng, 40, 6)
-    lift_lo, lift_hi = lift_ranges(model.p_x, 0.05, order)
     floor = tree.lagrangian._hessian_floor(lo, hi)
     corner = np.maximum((lo if order >= 2 else hi) @ model.A.T, 0.0)
     corner_floor = np.einsum(
@@ -255,11 +264,7 @@ def test_hessian_floor_lies_below_phis_hessian_on_the_plane_and_above_the_corner
     basis = tree.basis
     checked, raised = 0, 0
     for i in range(lo.shape[0]):
-        points = rng.uniform(lo[i], hi[i], (4000, 6))
-        points = points + (1 - points.sum(axis=1, keepdims=True)) / 6
-        z = points @ model.A.T
-        within = np.all((z >= lift_lo) & (z <= lift_hi), axis=1)
-        points = points[np.all((points >= lo[i]) & (points <= hi[i]), axis=1) & within][:50]
+        points = _points_within_budget_ranges(rng, model, 0.05, order, lo[i], hi[i], 50)
         for q in points:
             z = model.A @ q
             hessian = model.A.T @ np.diag(order * (order - 1) * tree.weight * z ** (order - 2)) @ model.A
@@ -270,16 +275,6 @@ def test_hessian_floor_lies_below_phis_hessian_on_the_plane_and_above_the_corner
         assert gain[0] >= -1e-10 * np.abs(floor[i]).max()
         raised += gain[-1] > 1e-3 * np.abs(floor[i]).max()
     assert checked > 200 and raised >= 10
-
-
-def _points_within_budget_ranges(rng, model, eps, order, lo, hi, count):
-    """Points of the box [lo, hi] on the plane whose z = A q lies in the budget's ranges."""
-    lift_lo, lift_hi = lift_ranges(model.p_x, eps, order)
-    points = rng.uniform(lo, hi, (4000, lo.size))
-    points = points + (1 - points.sum(axis=1, keepdims=True)) / lo.size
-    z = points @ model.A.T
-    keep = np.all((points >= lo) & (points <= hi), axis=1) & np.all((z >= lift_lo) & (z <= lift_hi), axis=1)
-    return points[keep][:count]
 
 
 @pytest.mark.parametrize("order", [1.5, 3.0, 5.0])

@@ -605,8 +605,8 @@ class BoxLagrangian:
         # eps_max took about four times as long).
         # The budget's z ranges tighten a box's bounds only where its ascent starts within them
         # (they hold where it ends, :meth:`_bound`); elsewhere the bounds hold on the whole box
-        # (at |Y| = 10 with a prior entry of 8e-5, alpha = 3, eps = 0.02, most children's starts
-        # lie outside, and the gap stayed at 5.0e-3 after 10 s instead of 1.3e-4).
+        # (with a tiny prior entry most children's starts lie outside, and without this the gap
+        # stalls: ``make bench`` lift case "min P_Y 8e-05, |Y|=10", alpha = 3, eps = 0.02).
         within = ~self._outside(project(np.clip(start, lo, hi), lo, hi))
         constraints = self._constraints(lo, hi, (start, anchor), within)
         multipliers, models = [], []
@@ -688,9 +688,9 @@ class BoxLagrangian:
         # Where the winning minorant was expanded (the exact model's boxes keep their start).
         best_anchor = np.where(second[:, None], anchor, start)
         # A box that holds no point within the budget's ranges holds no feasible point: F_mu has
-        # no maximum there at any mu (at |Y| = 10 with a prior entry of 8e-5, alpha = 3,
-        # eps = 0.02, two boxes in three of a 10-s run; each kept its parent's bound, split
-        # again and again, and the gap stayed at 5.0e-3 instead of 1.3e-4).
+        # no maximum there at any mu.  (With a tiny prior entry two boxes in three can be such;
+        # each would keep its parent's bound and be split again and again: ``make bench`` lift
+        # case "min P_Y 8e-05, |Y|=10", alpha = 3, eps = 0.02.)
         best = np.where(self._misses_budget(self._box_z_range(lo, hi)), -np.inf, best)
         return (
             best,
