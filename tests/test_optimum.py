@@ -1,11 +1,15 @@
 """Theorem 2 computed: the bracket [lower, upper] of global_optimum against an independent oracle."""
 
 import math
+import time
 
 import numpy as np
 import pytest
 from oracles import best_mechanism_multistart, lifts_of_channel
 from renyi.lift import EXAMPLES, GeneralLeakageModel, LeakageModel, certificate, epsilon_max, global_optimum
+from renyi.lift.optimum.candidates import polish_mechanism
+from renyi.lift.optimum.cones import Geometry
+from renyi.lift.optimum.settings import SearchSettings
 
 MEDICAL = EXAMPLES["medical"]
 
@@ -458,3 +462,25 @@ def test_no_channel_beats_the_upper_bound_at_twenty_outputs():
     oracle = best_mechanism_multistart(model.p_y, model.A, eps, order, starts=0, start=start)
     assert oracle >= result.lower_bound * (1 - 1e-6)  # the polish found the returned channel's value
     assert oracle <= result.upper_bound * (1 + 1e-8), (oracle, result.upper_bound)
+
+
+def test_a_mechanism_polish_stops_at_its_deadline_with_its_last_iterate():
+    """A deadline already passed stops SLSQP after its first iteration: the result is the
+    one-iteration polish's, exactly (a polish of 200 iterations at |Y| = 20 can outlast the
+    search's time limit, and ``BoxPhase`` gives each one the time left)."""
+    rng = np.random.default_rng(7)
+    k = 8
+    a = benchmark_matrix(rng, k)
+    model = LeakageModel(a @ rng.dirichlet(np.ones(k)), a)
+    geo = Geometry(model, 0.05, 3.0, SearchSettings())
+    # A mechanism of two outputs with P_Y as barycentre: P_Y +- a feasible step.
+    step = 0.3 * model.p_y * (rng.uniform(size=k) - 0.5)
+    step -= step.sum() * model.p_y
+    q = np.stack([model.p_y + step, model.p_y - step], axis=1)
+    w = np.array([0.5, 0.5])
+    once = polish_mechanism(geo, q, w, max_iter=1)
+    stopped = polish_mechanism(geo, q, w, max_iter=200, deadline=time.perf_counter())
+    full = polish_mechanism(geo, q, w, max_iter=200)
+    assert np.array_equal(stopped[0], once[0]) and np.array_equal(stopped[1], once[1])
+    # (and the full polish went further: the deadline is what stopped it)
+    assert not np.allclose(full[0], once[0])

@@ -9,6 +9,7 @@ chapter *General leakage matrices* (``book/part2``).
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from scipy import optimize
@@ -32,10 +33,14 @@ def pull_inside(geo, q):
     return geo.p[:, None] + geo.B @ (scale * r)
 
 
-def polish_mechanism(geo, q, w, max_iter):
+def polish_mechanism(geo, q, w, max_iter, deadline=None):
     """Local optimum of sum_u w_u g(q_u) over the whole mechanism (SLSQP), started from (q, w).
 
-    Returns its posteriors and weights (feasible to SLSQP's tolerance only).
+    Returns its posteriors and weights (feasible to SLSQP's tolerance only).  With ``deadline``
+    (a :func:`time.perf_counter` reading) the iterations stop there and the last iterate is
+    returned: an iteration costs O((|Y| n_u)^3) (one dense least-squares step in all the
+    posteriors' coordinates), and at |Y| = 20 ``max_iter`` of them can outlast the search's
+    time limit.
     """
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     n_y, n_u = q.shape
@@ -89,8 +94,19 @@ def polish_mechanism(geo, q, w, max_iter):
         bounds=[(0.0, 1.0)] * (split + n_u),
         constraints=constraints,
         options={"maxiter": max_iter, "ftol": SLSQP_FTOL},
+        callback=None if deadline is None else _stop_at(deadline),
     )
     return unpack(res.x)
+
+
+def _stop_at(deadline):
+    """A callback that ends an optimisation once ``deadline`` has passed (SciPy's StopIteration)."""
+
+    def callback(xk):
+        if time.perf_counter() > deadline:
+            raise StopIteration
+
+    return callback
 
 
 def price_locally(geo, mu, starts, max_iter):
