@@ -667,8 +667,8 @@ def test_stationary_multiplier_makes_every_output_a_local_maximum():
     geo = Geometry(model, eps, order, SETTINGS)
     columns = np.concatenate([model.p_y[:, None], result.p_y_given_u], axis=1)
     value, weights, mu_lp = solve_lp(model, columns, gains(model, columns), SETTINGS)
-    mu, polished = polished_multiplier(model, geo, columns, weights, mu_lp)
-    assert not np.array_equal(mu, mu_lp)  # the KKT fit was good enough to be used
+    mu, polished, fits = polished_multiplier(model, geo, columns, weights, mu_lp)
+    assert fits and not np.array_equal(mu, mu_lp)  # the KKT fit was good enough to be used
 
     def f_mu(q):
         d = q - model.p_y

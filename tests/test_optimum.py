@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from oracles import best_mechanism_multistart, lifts_of_channel
 from renyi.lift import EXAMPLES, GeneralLeakageModel, LeakageModel, certificate, epsilon_max, global_optimum
+from renyi.lift.optimum import search
 from renyi.lift.optimum.candidates import polish_mechanism
 from renyi.lift.optimum.cones import Geometry
 from renyi.lift.optimum.settings import SearchSettings
@@ -484,3 +485,31 @@ def test_a_mechanism_polish_stops_at_its_deadline_with_its_last_iterate():
     assert np.array_equal(stopped[0], once[0]) and np.array_equal(stopped[1], once[1])
     # (and the full polish went further: the deadline is what stopped it)
     assert not np.allclose(full[0], once[0])
+
+
+def test_after_failed_kkt_fits_the_mechanism_polish_is_skipped_one_two_four_times(monkeypatch):
+    """A polish whose KKT fit fails is followed by 1, 2, 4, ... skipped ones (the LP's dual in
+    their place, what a failed fit gives); a fit that holds resets the count."""
+    outcomes = iter([False, False, False, True, False])
+    calls = []
+
+    def fake_polish(model, geo, columns, weights, mu, deadline=None):
+        calls.append(len(results))  # (the attempt's index)
+        return np.full(3, 7.0), np.ones((3, 1)), next(outcomes)
+
+    monkeypatch.setattr(search, "polished_multiplier", fake_polish)
+    phase = object.__new__(search.BoxPhase)
+    phase.model = phase.geo = None
+    phase.columns, phase.weights, phase.mu = np.eye(3), np.ones(3) / 3, np.zeros(3)
+    phase.out_of_time = search.clock(None)
+    phase.polish_skips = phase.polish_failures = 0
+    results = []
+    for _ in range(13):
+        results.append(phase._polished())
+    # fail (skip 1), fail (skip 2), fail (skip 4), holds, fail (skip 1): attempts by hand
+    assert calls == [0, 2, 5, 10, 11]
+    for attempt, (mu, points) in enumerate(results):
+        if attempt in calls:
+            assert np.all(mu == 7.0) and points.shape == (3, 1)
+        else:
+            assert np.array_equal(mu, phase.mu) and points.shape == (3, 0)

@@ -143,7 +143,8 @@ def global_optimum(
       cover that makes it concave) and certifies its maximum by a supergradient.  Its
       :math:`\mu` is not the LP's dual but the multiplier at which :math:`F_\mu` is
       stationary at every output of the polished mechanism (a least-squares fit of the
-      KKT conditions), renewed when the lower bound rises.  Before its first box, column
+      KKT conditions), renewed when the lower bound rises (after a fit that fails, the
+      next 1, 2, 4, ... renewals keep the LP's dual instead of polishing again).  Before its first box, column
       generation priced near the outputs (local optima of :math:`F_\mu` from perturbed
       outputs, at the LP's dual and at the fitted :math:`\mu` in turn) brings the mechanism
       to a local optimum, for up to ``settings.heuristics.column_share`` of the time left.

@@ -170,16 +170,16 @@ def polished_multiplier(model, geo, columns, weights, mu, deadline=None):
     The LP's outputs are ray end points near, not at, a local optimum (coordinates of 1e-6
     where the optimum has zeros), which spoils the KKT fit; a polish of the whole mechanism
     fixes that.  Where the fit is still poor the LP's dual is returned.  The polish stops at
-    ``deadline`` (see :func:`polish_mechanism`).
+    ``deadline`` (see :func:`polish_mechanism`).  Returns the mu, the polished posteriors
+    (moved onto Q) and whether the fit held.
     """
     settings = geo.settings
     support = weights > NEGLIGIBLE_WEIGHT
     q, w = polish_mechanism(geo, columns[:, support], weights[support], settings.heuristics.mu_polish_iter, deadline)
     w = np.clip(w, 0.0, None)
     stationary, residual = stationary_multiplier(model, geo, q, w, float(gains(model, q) @ w))
-    return (stationary if residual <= settings.heuristics.stationary_rtol else mu), pull_inside(
-        geo, q[:, w > NEGLIGIBLE_WEIGHT]
-    )
+    fits = residual <= settings.heuristics.stationary_rtol
+    return (stationary if fits else mu), pull_inside(geo, q[:, w > NEGLIGIBLE_WEIGHT]), fits
 
 
 def nearest_multiplier(model, mu, points, value, slack):
@@ -239,6 +239,8 @@ class BoxPhase:
                 if self.channel_search.every > h.box_local_every:
                     break
         self.tree = BoxTree(geo, pool)
+        # Polishes skipped before the next one, and polishes in a row whose fit failed.
+        self.polish_skips, self.polish_failures = 0, 0
         # The tree's mu changes only when the mechanism improves: every change re-solves boxes.
         self.tree_mu = self._generate_columns()
         self.mu_value, self.pending, self.held = self.value, self.columns[:, :0], self.columns[:, :0]
@@ -371,11 +373,28 @@ class BoxPhase:
 
     def _refit(self):
         """The mu fitted to the LP's mechanism polished (its points enter the LP), and the value then."""
-        fitted, polished = polished_multiplier(
-            self.model, self.geo, self.columns, self.weights, self.mu, self._polish_deadline()
-        )
+        fitted, polished = self._polished()
         self._enter(polished)
         return fitted, self.value
+
+    def _polished(self):
+        """:func:`polished_multiplier`'s mu and points, or the LP's dual and none when skipped.
+
+        After a polish whose fit failed the next 1, 2, 4, ... are skipped (consecutive failures
+        double it; a fit that holds resets it): where the posteriors' budget is tight, as at
+        |Y| = 20, alpha = 5, eps = 2 eps_max, SLSQP ends at its iteration limit far from
+        feasible, every fit after the first failed (residuals 0.01 to 0.4), and the polishes
+        took nine tenths of the time limit, whose result, the LP's dual, skipping gives at once.
+        """
+        if self.polish_skips > 0:
+            self.polish_skips -= 1
+            return self.mu, self.columns[:, :0]
+        fitted, polished, fits = polished_multiplier(
+            self.model, self.geo, self.columns, self.weights, self.mu, self._polish_deadline()
+        )
+        self.polish_failures = 0 if fits else self.polish_failures + 1
+        self.polish_skips = 0 if fits else 2 ** (self.polish_failures - 1)
+        return fitted, polished
 
     def _polish_deadline(self):
         """When a polish of the mechanism must stop: at the time limit.
@@ -457,7 +476,5 @@ class BoxPhase:
                 self.tree_mu = nearer
         elif self.value > self.mu_value * (1 + h.mu_renew * rtol):
             # The polished points enter the next round's LP with the boxes' points.
-            self.tree_mu, polished = polished_multiplier(
-                self.model, self.geo, self.columns, self.weights, self.mu, self._polish_deadline()
-            )
+            self.tree_mu, polished = self._polished()
             self.pending, self.mu_value = polished, self.value
