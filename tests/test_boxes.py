@@ -279,21 +279,25 @@ def test_hessian_floor_lies_below_phis_hessian_on_the_plane_and_above_the_corner
 
 @pytest.mark.parametrize("order", [1.5, 3.0, 5.0])
 def test_minorant_lies_below_phi_and_keeps_its_curvature_floor(order):
-    """The minorant (Taylor piece on one side of z0, z^alpha beyond) on random boxes: below
-    Phi (from its definition) at points within the budget's ranges, minus its curvature floor
-    0.5 q^T h q convex along segments between them (midpoints), its gradient the finite
-    difference of its values, and equal to z^alpha beyond z0 somewhere (both pieces used)."""
+    """The minorant (the Taylor piece, below order 2 z^alpha itself below z0) on random boxes:
+    below Phi (from its definition) at points within the budget's ranges, on both sides of z0,
+    minus its curvature floor 0.5 q^T h q convex along segments between them (midpoints), its
+    gradient the finite difference of its values, and below order 2 equal to z^alpha below z0
+    somewhere (both pieces used)."""
     rng = np.random.default_rng(int(order * 10))
     model = random_model(5, 6)
     lagrangian = BoxTree(Geometry(model, 0.05, order, SETTINGS)).lagrangian
     lo, hi = _random_boxes(rng, 30, 6)
     minorant = lagrangian._constraints(lo, hi, (rng.uniform(lo, hi),))[1]
-    checked, beyond = 0, 0
+    checked, beyond, tighter = 0, 0, 0.0
     for i in range(lo.shape[0]):
         points = _points_within_budget_ranges(rng, model, 0.05, order, lo[i], hi[i], 20)
         if len(points) < 2:
             continue
         alone = minorant.rows(np.array([i]))
+        taylor = minorant.rows(np.array([i]))
+        taylor._beyond = lambda z: np.zeros(z.shape, dtype=bool)
+        taylor_alone = lambda q: taylor.phi(q[None])[0]
         h = alone.h[0]
         value = lambda q: alone.phi(q[None])[0]
         psi = lambda q: value(q) - 0.5 * q @ h @ q
@@ -309,7 +313,13 @@ def test_minorant_lies_below_phi_and_keeps_its_curvature_floor(order):
             z = model.A @ q
             beyond += np.mean((z > alone.z0[0]) if order >= 2 else (z < alone.z0[0]))
             checked += 1
+            # Below order 2 the power below z0 lies above the Taylor piece there (tighter); from
+            # order 2 the Taylor piece is the minorant on both sides.
+            tighter += value(q) - taylor_alone(q)
+            assert value(q) >= taylor_alone(q) - 1e-12 * scale
+    # (points on both sides of z0: the side the Taylor piece was proved on and the other)
     assert checked > 100 and 0.1 < beyond / checked < 0.9
+    assert tighter > 0 if order < 2 else tighter == 0
 
 
 @pytest.mark.parametrize("order", [1.5, 5.0])

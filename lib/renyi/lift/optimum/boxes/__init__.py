@@ -14,9 +14,9 @@ cones as :math:`|\mathcal Y|` grows.  Here the posteriors are split into boxes
 
 where :math:`\tilde\Phi\le\Phi_\alpha` on the box's feasible points: :math:`\Phi_\alpha`
 itself, or its minorant there (in each :math:`z_x=(Aq)_x` a Taylor polynomial with a proved
-lower bound of the remainder on one side of the expansion point, :math:`z_x^\alpha` itself on
-the other, expanded at the parent's ascent end point or where the parent's bound expanded
-it: neither point dominates).  Both added terms are non-negative on the box's feasible
+lower bound of the remainder, below order 2 :math:`z_x^\alpha` itself on one side of the
+expansion point, expanded at the parent's ascent end point or where the parent's bound
+expanded it: neither point dominates).  Both added terms are non-negative on the box's feasible
 points, so :math:`L\ge F_\mu` there.
 
 * **Concavity.**  The Hessian of :math:`\Phi_\alpha`,

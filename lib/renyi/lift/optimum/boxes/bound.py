@@ -30,7 +30,8 @@ class Constraint:
     ``z0`` None means Phi itself on every box; else ``exact`` (None: none) marks the boxes
     on which it is Phi itself, and the others take the minorant expanded at ``z0``
     (:meth:`BoxLagrangian._quadratic_minorant`): in each z_x its Taylor polynomial with the
-    remainder's bound on the side of z0 that bound was proved on, z^alpha itself beyond.  ``h``
+    remainder's bound, and below order 2 z^alpha itself on the side of z0 away from the
+    range's end that bound was taken at (:meth:`_beyond`).  ``h``
     bounds the Hessian below on each box (only at its points within the budget's z ranges
     where ``within``, else at all), ``row_sums`` are the row sums of a bound above
     (entrywise; for the ascent's metric).
@@ -117,11 +118,19 @@ class Constraint:
         return np.where(self.exact, power(np.maximum(z, 0.0), a) @ self.owner.weight, minorant)
 
     def _beyond(self, z):
-        """Where the minorant is z^alpha itself: above z0 for alpha >= 2, below it for alpha < 2.
+        """Where the minorant is z^alpha itself: below z0 for 1 < alpha < 2, nowhere from order 2.
 
-        (The side away from the range's end on which the remainder was bounded.)
+        The Taylor piece holds on both sides of z0 (its remainder's factor is monotone in z and
+        least at the range's end, :meth:`BoxLagrangian._quadratic_minorant`), so z^alpha beyond
+        z0 only tightens it.  Below order 2 that closes the gap far beyond eps_max (``make
+        bench`` lift case alpha = 1.5, |Y| = 10, eps = 0.02: a gap twenty times smaller at its
+        time limit); from order 2 it slowed the tree down (``make bench-scip``'s |Y| = 20 model
+        at alpha = 3: at eps_max / 2 the Taylor piece alone certifies with a sixth of the boxes
+        the piecewise one had bounded when the time limit stopped it), and it is not used there.
         """
-        return z > self.z0 if self.owner.alpha >= 2 else z < self.z0
+        if self.owner.alpha >= 2:
+            return np.zeros(z.shape, dtype=bool)
+        return z < self.z0
 
     def grad(self, q):
         """The gradient of :meth:`phi` at ``q``."""
@@ -284,12 +293,13 @@ class BoxLagrangian:
         below by Jensen (alpha >= 3, convex integrand) or by the chord (2 <= alpha <= 3).  For
         1 < alpha < 2 the integrand decreases in z and is convex, so for z <= z_hi Jensen (the
         weight 2 (1 - s) has mean 1/3) gives kappa >= alpha (alpha - 1) / 2 ((2 z0 + z_hi) / 3)^(alpha - 2).
-        Beyond z0 (above it for alpha >= 2, below it for alpha < 2) the minorant is z^alpha
-        itself (:class:`Constraint`): the two pieces meet with equal slopes, and there the
-        power's curvature alpha (alpha - 1) z^(alpha - 2) is at least its value at z0, which is
-        at least 2 kappa (the remainder's factor is largest at z0 on the other side), so each
-        piece minus kappa z^2 is convex and the whole is too.  Returns (z0, kappa): its Hessian
-        is at least 2 A^T diag(w kappa) A, which no longer falls to the box's corner.
+        The bound holds on the other side of z0 too: the remainder's factor R(z) / (z - z0)^2
+        is monotone in z, least at the range's end.  Below order 2 the minorant is z^alpha itself
+        below z0 (:meth:`Constraint._beyond`): the two pieces meet with equal slopes, and there
+        the power's curvature alpha (alpha - 1) z^(alpha - 2) is at least its value at z0, which
+        is at least 2 kappa, so each piece minus kappa z^2 is convex and the whole is too.
+        Returns (z0, kappa): its Hessian is at least 2 A^T diag(w kappa) A, which no longer falls
+        to the box's corner.
         """
         a = self.alpha
         z_lo, z_hi = self._z_range(lo, hi) if z_range is None else z_range
