@@ -110,15 +110,17 @@ class Constraint:
             return self.owner._phi(q)
         a, z = self.owner.alpha, q @ self.owner.A.T
         dz = z - self.z0
-        taylor = power(self.z0, a) + a * power(self.z0, a - 1) * dz + self.kappa * dz**2
-        piece = np.where(self._beyond(z), power(np.maximum(z, 0.0), a), taylor)
+        piece = power(self.z0, a) + a * power(self.z0, a - 1) * dz + self.kappa * dz**2
+        beyond = self._beyond(z)
+        if beyond is not None:
+            piece = np.where(beyond, power(np.maximum(z, 0.0), a), piece)
         minorant = np.sum(self.owner.weight * piece, axis=-1)
         if self.exact is None:
             return minorant
         return np.where(self.exact, power(np.maximum(z, 0.0), a) @ self.owner.weight, minorant)
 
     def _beyond(self, z):
-        """Where the minorant is z^alpha itself: below z0 for 1 < alpha < 2, nowhere from order 2.
+        """Where the minorant is z^alpha itself: below z0 for 1 < alpha < 2, nowhere (None) from order 2.
 
         The Taylor piece holds on both sides of z0 (its remainder's factor is monotone in z and
         least at the range's end, :meth:`BoxLagrangian._quadratic_minorant`), so z^alpha beyond
@@ -129,7 +131,7 @@ class Constraint:
         the piecewise one had bounded when the time limit stopped it), and it is not used there.
         """
         if self.owner.alpha >= 2:
-            return np.zeros(z.shape, dtype=bool)
+            return None
         return z < self.z0
 
     def grad(self, q):
@@ -142,7 +144,10 @@ class Constraint:
             # w (a z0^(a-1) + 2 kappa (z - z0)) = base + scale z
             self._affine = (w * (a * power(self.z0, a - 1) - 2 * self.kappa * self.z0), w * (2 * self.kappa))
         base, scale = self._affine
-        slope = np.where(self._beyond(z), self.owner._exact_slope(z), base + scale * z)
+        slope = base + scale * z
+        beyond = self._beyond(z)
+        if beyond is not None:
+            slope = np.where(beyond, self.owner._exact_slope(z), slope)
         if self.exact is not None:
             slope = np.where(self.exact[:, None], self.owner._exact_slope(z), slope)
         return slope @ self.owner.A
