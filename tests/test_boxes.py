@@ -692,6 +692,50 @@ def test_stationary_multiplier_makes_every_output_a_local_maximum():
         assert f_mu(moved) <= f_mu(q) + 1e-5 * value
 
 
+def test_a_mechanism_spread_over_clusters_of_twins_is_merged_before_the_polish():
+    """A degenerate LP's mechanism, each output split into two feasible near-twins on either
+    side of it (along the budget's boundary, moved onto Q; weights from the LP over them): the
+    polish starts from the merged mechanism, its KKT fit holds, and its mu prices the outputs
+    as the mu fitted to the unsplit mechanism does."""
+    from renyi.lift.optimum.candidates import pull_inside
+    from renyi.lift.optimum.lp import gains, solve_lp
+    from renyi.lift.optimum.search import polished_multiplier
+
+    order = 5
+    model = random_model(35, 8)
+    eps = 2 * epsilon_max(model, order)
+    result = global_optimum(model, eps, order, rtol=1e-3, time_limit=60)  # converges: no timing
+    assert result.certified
+    geo = Geometry(model, eps, order, SETTINGS)
+    outputs = result.p_y_given_u
+    columns = np.concatenate([model.p_y[:, None], outputs], axis=1)
+    value, weights, mu_lp = solve_lp(model, columns, gains(model, columns), SETTINGS)
+    reference, _, fits = polished_multiplier(model, geo, columns, weights, mu_lp)
+    assert fits
+
+    rng = np.random.default_rng(36)
+    twins = []
+    for q in outputs.T:
+        # a direction along the budget's boundary at q: orthogonal to 1 and to grad Phi
+        z = model.A @ q / model.p_x
+        normals = np.stack([np.ones_like(q), model.A.T @ (z ** (order - 1))], axis=1)
+        basis, _ = np.linalg.qr(normals)
+        step = rng.standard_normal(q.size)
+        step -= basis @ (basis.T @ step)
+        step *= 1e-3 * np.abs(q - model.p_y).max() / np.abs(step).max()
+        twins.append(pull_inside(geo, np.stack([q + step, q - step], axis=1)))
+    split = np.concatenate(twins, axis=1)
+    split_value, split_weights, split_mu = solve_lp(model, split, gains(model, split), SETTINGS)
+    assert np.count_nonzero(split_weights > 1e-12) > outputs.shape[1]  # spread over twins
+    assert value * (1 - 1e-4) <= split_value <= value * (1 + 1e-9)
+    mu, polished, fits = polished_multiplier(model, geo, split, split_weights, split_mu)
+    assert fits
+    assert polished.shape[1] <= outputs.shape[1]
+    # mu is fixed up to adding a constant (columns sum to one): compare the priced gains
+    d = outputs - model.p_y[:, None]
+    np.testing.assert_allclose(mu @ d, reference @ d, rtol=0, atol=1e-6 * value)
+
+
 def test_range_reduction_keeps_every_point_above_the_target():
     """The reduced box holds every point of box and plane where offset + g.q > target: it
     contains each coordinate's exact range there (scipy's linear programs)."""

@@ -513,3 +513,18 @@ def test_after_failed_kkt_fits_the_mechanism_polish_is_skipped_one_two_four_time
             assert np.all(mu == 7.0) and points.shape == (3, 1)
         else:
             assert np.array_equal(mu, phase.mu) and points.shape == (3, 0)
+
+
+def test_a_point_priced_just_above_the_value_holds_the_tree_only_near_its_bound():
+    """A feasible point priced above value (1 + rtol) counts as stuck (a move of the tree's mu)
+    only from halfway between the value and the best upper bound (``stuck_share`` 0.5)."""
+    phase = object.__new__(search.BoxPhase)
+    phase.settings, phase.value, phase.rtol = SearchSettings(), 1.0, 1e-6
+    priced_at = 1.0 + 2e-6  # a fitted mu slightly off: this point is above value (1 + rtol)
+    phase.best_upper = 1.27  # the boxes' bound far above: not stuck yet
+    assert not priced_at > phase._stuck_above()
+    assert 1.2 > phase._stuck_above() > 1.1
+    phase.best_upper = 1.0 + 3e-6  # the bound near the point's price: stuck
+    assert priced_at > phase._stuck_above()
+    phase.best_upper = 1.0 + 1e-7  # within rtol of the value: nothing above it is stuck
+    assert phase._stuck_above() == pytest.approx(1.0 + 1e-6, rel=1e-15)

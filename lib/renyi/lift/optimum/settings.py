@@ -118,6 +118,10 @@ class Heuristics:
     stuck_slack : float, default 0.5
         A tree stuck on a μ that prices a feasible point above ``value * (1 + rtol)`` moves to
         the nearest μ that prices the known points at most at ``value * (1 + slack * rtol)``.
+    stuck_share : float, default 0.5
+        Such a point holds the tree only once the boxes' bound nears its price: it counts as
+        stuck when it prices at least this share of the way from the value to the best upper
+        bound (a move of μ re-bounds every box).
     dual_switch : float, default 0.1
         When such a point prices above ``value * (1 + dual_switch)``, the mechanism the μ was
         fitted to is far from optimal: the tree bounds at the LP's dual instead, so that its
@@ -156,6 +160,10 @@ class Heuristics:
         ``stationary_zero`` count as a face in that system.
     mu_polish_iter : int, default 200
         SLSQP iterations of the mechanism polish that precedes the KKT fit.
+    mu_polish_merge : float, default 1e-3
+        Before that polish, nearby outputs are merged while the mechanism loses at most this
+        fraction of its value (the polish regains it): a degenerate LP spreads its weight over
+        clusters of near-equivalent posteriors, on which the polish does not converge.
     mu_renew : float, default 0.1
         The tree's μ is renewed when the LP's value has risen by this fraction of rtol.
     search_useful : float, default 0.01
@@ -223,6 +231,7 @@ class Heuristics:
     box_round_seconds: float = 1.0
     box_lp_columns: int = 4000
     stuck_slack: float = 0.5
+    stuck_share: float = 0.5
     dual_switch: float = 0.1
     column_share: float = 0.25
     column_patience: int = 3
@@ -240,6 +249,7 @@ class Heuristics:
     stationary_rtol: float = 1e-3
     stationary_zero: float = 1e-10
     mu_polish_iter: int = 200
+    mu_polish_merge: float = 1e-3
     mu_renew: float = 0.1
     search_useful: float = 0.01
     slsqp_ftol_posterior: float = 1e-15
