@@ -20,7 +20,7 @@ NBVAL    := $(BIN)/python -m pytest -q --nbval --nbval-current-env \
             --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: help install book book-fresh test lint unit unit-fast nbval nbval-simd book-check browser renotebook data \
-        data-libraries bench bench-scip bench-vectors clean
+        data-libraries bench bench-scip bench-scale bench-vectors clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -117,6 +117,9 @@ bench: $(STAMP)  ## speed and memory against peer pipelines (installs the bench 
 bench-scip: $(STAMP)  ## global_optimum against SCIP on the same instances (installs pyscipopt, benchmark only)
 	$(BIN)/python -m pip install --quiet -r benchmarks/requirements-scip.txt
 	cd benchmarks && ../$(BIN)/python scip_benchmark.py $(if $(QUICK),--quick)
+
+bench-scale: $(STAMP)  ## global_optimum at |Y| = 20: the gap after 60 s on two workers, alpha in {2, 3, 5}, five budgets
+	cd benchmarks && ../$(BIN)/python lift_scale.py
 
 bench-vectors: $(STAMP)  ## one bound on memory-mapped d = 1000, n = 10^6 outputs (16 GB of scratch disk)
 	$(BIN)/python benchmarks/vector_streaming.py $(if $(SCRATCH),--scratch $(SCRATCH))

@@ -28,16 +28,23 @@ from run import RESULTS, machine, record, write_results
 ORDER_DEFAULT = 3.0
 
 
+def random_model(k):
+    """The random invertible |Y| = k model: half the identity, half Dirichlet(0.5) columns, seed 100 + k."""
+    from renyi.lift import LeakageModel
+
+    rng = np.random.default_rng(100 + k)
+    a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
+    return LeakageModel(a @ rng.dirichlet(np.ones(k)), a)
+
+
 def instances(quick=False):
     """(label, model, eps, order) of the comparison: random invertible models and two non-square A."""
-    from renyi.lift import EXAMPLES, GeneralLeakageModel, LeakageModel, epsilon_max
+    from renyi.lift import EXAMPLES, GeneralLeakageModel, epsilon_max
 
     out = [("medical example", EXAMPLES["medical"], 0.02, 3.0)]
     sizes = (3, 6, 10) if quick else (3, 6, 10, 15, 20)
     for k in sizes:
-        rng = np.random.default_rng(100 + k)
-        a = 0.5 * np.eye(k) + 0.5 * rng.dirichlet(np.full(k, 0.5), size=k).T
-        model = LeakageModel(a @ rng.dirichlet(np.ones(k)), a)
+        model = random_model(k)
         orders = (2.0, 3.0, 5.0) if k in (6, 10) and not quick else (3.0,)
         for order in orders:
             e_max = epsilon_max(model, order)

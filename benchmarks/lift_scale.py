@@ -1,0 +1,78 @@
+"""global_optimum at |Y| = 20: the gap after 60 s on two workers, at every budget and order.
+
+The model is ``make bench-scip``'s |Y| = 20 one (:func:`scip_benchmark.random_model`); the
+orders are alpha = 2, 3 and 5, the budgets eps_max / 2 (inside Theorem 1's range), 2, 10 and
+100 eps_max and eps = 0.02 (the simplex binds), each with the default requested gap (1e-6, a
+certificate) and a 60-s limit on two worker processes.  The goal the library is built for is
+a gap of at most 1e-3 in every cell; the table says where it holds on the machine of the run.
+
+Run ``make bench-scale`` (``python benchmarks/lift_scale.py [--time-limit S] [--workers K]``);
+writes ``benchmarks/results/lift_scale.csv`` and ``lift_scale_machine.json`` (the machine, the
+limit and the workers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from run import RESULTS, machine, record, write_results
+from scip_benchmark import random_model
+
+ORDERS = (2.0, 3.0, 5.0)
+# Budgets as multiples of eps_max (the order's own), then the absolute eps = 0.02.
+FACTORS = (0.5, 2.0, 10.0, 100.0)
+ABSOLUTE = 0.02
+
+
+def budgets(model, order):
+    """(label, eps) of the grid's budgets for ``order``."""
+    from renyi.lift import epsilon_max
+
+    e_max = epsilon_max(model, order)
+    return [(f"{factor:g} eps_max", factor * e_max) for factor in FACTORS] + [(f"{ABSOLUTE:g}", ABSOLUTE)]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=20, help="|Y| of the model (20)")
+    parser.add_argument("--time-limit", type=float, default=60.0, help="seconds per cell (60)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes of the box bounds (2)")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    from renyi.lift import global_optimum
+
+    model = random_model(args.size)
+    print(f"# global_optimum, |Y| = {args.size}, {args.time_limit:g} s, {args.workers} workers")
+    print("| alpha | eps | lower | upper | gap | certified | s | boxes | upper from |")
+    print("|---:|---|---:|---:|---:|---|---:|---:|---|")
+    for order in ORDERS:
+        for label, eps in budgets(model, order):
+            res = global_optimum(model, eps, order, time_limit=args.time_limit, workers=args.workers)
+            record(
+                "lift_scale",
+                size=args.size,
+                order=order,
+                budget=label,
+                eps=eps,
+                lower=res.lower_bound,
+                upper=res.upper_bound,
+                gap=res.gap,
+                certified=res.certified,
+                seconds=round(res.elapsed, 1),
+                boxes=res.boxes,
+                upper_from=res.upper_bound_source,
+            )
+            print(
+                f"| {order:g} | {label} | {res.lower_bound:.7g} | {res.upper_bound:.7g} | {res.gap:.1e} | "
+                f"{res.certified} | {res.elapsed:.1f} | {res.boxes} | {res.upper_bound_source} |",
+                flush=True,
+            )
+    write_results(args.results, machine_too=False)
+    described = {**machine(), "time_limit": args.time_limit, "workers": args.workers}
+    (args.results / "lift_scale_machine.json").write_text(json.dumps(described, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
