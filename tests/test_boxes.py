@@ -657,6 +657,28 @@ def test_worker_processes_give_a_valid_bracket():
     assert abs(one.lower_bound - two.lower_bound) <= max(one.gap, two.gap) * one.upper_bound
 
 
+@pytest.mark.slow
+def test_a_script_without_a_main_guard_gets_a_clear_error(tmp_path):
+    """Spawned workers import the script; without the guard the error says so, not only "abruptly"."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "no_guard.py"
+    script.write_text(
+        "from renyi.lift import LeakageModel, global_optimum\n"
+        "import numpy as np\n"
+        "rng = np.random.default_rng(34)\n"
+        "a = 0.5 * np.eye(10) + 0.5 * rng.dirichlet(np.full(10, 0.5), size=10).T\n"
+        "model = LeakageModel(a @ rng.dirichlet(np.ones(10)), a)\n"
+        "global_optimum(model, 0.02, 3, time_limit=20, workers=2)\n"
+    )
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert run.returncode != 0
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("RuntimeError: a worker process of global_optimum(..., workers=2) ended abruptly")
+    assert 'if __name__ == "__main__":' in last
+
+
 @pytest.mark.parametrize("workers", [0, -2, 1.5, True, "2"])
 def test_workers_must_be_a_process_count(workers):
     with pytest.raises(ValueError, match="workers"):
