@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -223,11 +222,7 @@ def global_optimum(
     # Where the boxes run, the cones only set up the first LP (one round: their bound at
     # |Y| = 6 needed 200,000 cones where the boxes need about 200).
     cone_limit = 0.0 if use_boxes else (None if time_limit is None else max(0.0, out_of_time.left()))
-    # (the pool starts inside the first context: a submit there can find it broken already)
-    with (
-        _workers_explained(workers),
-        WorkerPool(workers - 1) if use_boxes and workers > 1 else contextlib.nullcontext() as pool,
-    ):
+    with WorkerPool(workers - 1) if use_boxes and workers > 1 else contextlib.nullcontext() as pool:
         tree = ConeTree(geo)
         columns, value, weights, mu, cone_upper = cone_phase(
             model, geo, tree, rtol, seed, cone_limit, max_cones, extra=extra, known_upper=known
@@ -250,25 +245,6 @@ def global_optimum(
     mech = feasible_mechanism(model, w, q, eps, alpha, settings)
     upper, source, ran = best_upper_bound(model, eps, alpha, computed, settings)
     return certified(mech, upper, source, rtol, started, (len(tree.cones), n_boxes), ran)
-
-
-@contextlib.contextmanager
-def _workers_explained(workers):
-    """Re-raise a broken worker pool with its likely cause and the way out.
-
-    A spawned worker imports the calling script; one that starts ``global_optimum`` outside
-    ``if __name__ == "__main__":`` fails at that import, and the pool then reports only that a
-    child "terminated abruptly".
-    """
-    try:
-        yield
-    except BrokenProcessPool as err:
-        raise RuntimeError(
-            f"a worker process of global_optimum(..., workers={workers}) ended abruptly. In a script, "
-            'call global_optimum under if __name__ == "__main__": (each worker is a new Python process '
-            "that imports the script); otherwise a worker may have been killed, for example for memory. "
-            "workers=1 runs in this process alone."
-        ) from err
 
 
 def boxes_apply(model, geo):

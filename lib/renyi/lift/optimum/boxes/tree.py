@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 from scipy import optimize
@@ -31,8 +32,9 @@ class WorkerPool:
 
     Started with ``spawn`` on every platform: a forked child of a process with BLAS
     threads can deadlock, and the same start method everywhere behaves the same.  As with
-    any process pool, a script that uses it must run under ``if __name__ == "__main__":``.
-    The workers start at once (a no-op task each), so that they boot while the first LP and
+    any process pool, a script that uses it must run under ``if __name__ == "__main__":``; a pool
+    that breaks (without that guard its workers fail at their start) raises a ``RuntimeError``
+    that says so.  The workers start at once (a no-op task each), so that they boot while the first LP and
     the channel searches run.
     """
 
@@ -47,6 +49,10 @@ class WorkerPool:
         try:
             for _ in range(processes):
                 self.executor.submit(_warm_up)
+        except BrokenProcessPool as err:
+            # (a submit can find the pool broken already: a worker that failed at its start)
+            self.executor.shutdown(wait=True, cancel_futures=True)
+            raise self._explained() from err
         finally:
             for name, value in saved.items():
                 if value is None:
@@ -57,8 +63,24 @@ class WorkerPool:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, error, traceback):
         self.executor.shutdown(wait=True, cancel_futures=True)
+        if isinstance(error, BrokenProcessPool):
+            raise self._explained() from error
+
+    def _explained(self):
+        """A broken pool's likely cause and the way out, as the caller of ``global_optimum`` sees it.
+
+        A spawned worker imports the calling script; one that starts ``global_optimum`` outside
+        ``if __name__ == "__main__":`` fails at that import, and the pool then reports only that a
+        child "terminated abruptly".
+        """
+        return RuntimeError(
+            f"a worker process of global_optimum(..., workers={self.workers + 1}) ended abruptly. In a "
+            'script, call global_optimum under if __name__ == "__main__": (each worker is a new Python '
+            "process that imports the script); otherwise a worker may have been killed, for example for "
+            "memory. workers=1 runs in this process alone."
+        )
 
 
 class BoxTree:
