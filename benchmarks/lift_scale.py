@@ -14,10 +14,9 @@ limit and the workers).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from run import RESULTS, machine, record, write_results
+from run import RESULTS, record, write_machine, write_results
 from scip_benchmark import random_model
 
 ORDERS = (2.0, 3.0, 5.0)
@@ -70,8 +69,7 @@ def main(argv=None):
                 flush=True,
             )
     write_results(args.results, machine_too=False)
-    described = {**machine(), "time_limit": args.time_limit, "workers": args.workers}
-    (args.results / "lift_scale_machine.json").write_text(json.dumps(described, indent=2) + "\n")
+    write_machine(args.results, "lift_scale_machine.json", time_limit=args.time_limit, workers=args.workers)
 
 
 if __name__ == "__main__":

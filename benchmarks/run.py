@@ -98,9 +98,14 @@ def write_results(folder: Path, machine_too: bool = True) -> None:
             writer.writeheader()
             writer.writerows(rows)
     if machine_too:
-        (folder / "machine.json").write_text(json.dumps(machine(), indent=2) + "\n")
+        write_machine(folder, "machine.json")
     also = " and machine.json" if machine_too else ""
     print(f"\nwrote {', '.join(sorted(TABLES))} (.csv){also} to {folder}")
+
+
+def write_machine(folder: Path, name: str, **run) -> None:
+    """Write the machine of this run, with ``run``'s settings (a time limit, versions), as ``folder / name``."""
+    (folder / name).write_text(json.dumps({**machine(), **run}, indent=2) + "\n")
 
 
 def _finish(p_hat, q_hat, dx, n, h):

@@ -17,13 +17,12 @@ writes ``benchmarks/results/scip.csv`` and ``scip_machine.json`` (the machine, S
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
 
 import numpy as np
-from run import RESULTS, machine, record, write_results
+from run import RESULTS, record, write_machine, write_results
 
 ORDER_DEFAULT = 3.0
 
@@ -172,9 +171,13 @@ def main(argv=None):
 
     from pyscipopt import Model
 
-    described = {**machine(), "pyscipopt": version("pyscipopt"), "scip": str(Model().version())}
-    described["time_limit"] = args.time_limit
-    (args.results / "scip_machine.json").write_text(json.dumps(described, indent=2) + "\n")
+    write_machine(
+        args.results,
+        "scip_machine.json",
+        pyscipopt=version("pyscipopt"),
+        scip=str(Model().version()),
+        time_limit=args.time_limit,
+    )
 
 
 if __name__ == "__main__":

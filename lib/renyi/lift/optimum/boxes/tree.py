@@ -32,10 +32,10 @@ class WorkerPool:
 
     Started with ``spawn`` on every platform: a forked child of a process with BLAS
     threads can deadlock, and the same start method everywhere behaves the same.  As with
-    any process pool, a script that uses it must run under ``if __name__ == "__main__":``; a pool
-    that breaks (without that guard its workers fail at their start) raises a ``RuntimeError``
-    that says so.  The workers start at once (a no-op task each), so that they boot while the first LP and
-    the channel searches run.
+    any process pool, a script that uses it must run under ``if __name__ == "__main__":``;
+    a pool that breaks (without that guard its workers fail at their start) raises a
+    ``RuntimeError`` that says so.  The workers start at once (a no-op task each), so that
+    they boot while the first LP and the channel searches run.
     """
 
     def __init__(self, processes):
