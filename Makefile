@@ -16,7 +16,13 @@ PYMM     := $(if $(PYTHON),$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys
 STAMP    := $(VENV)/.installed-$(PYVER)
 TESTSTAMP := $(VENV)/.installed-test-$(PYVER)
 NB       := $(shell find book -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
-NBVAL    := $(BIN)/python -m pytest -q --nbval --nbval-current-env \
+# Tests and chapters run on every core (pytest-xdist); `make test JOBS=1` runs them in one process.
+JOBS     ?= auto
+PARALLEL := $(if $(filter 1,$(JOBS)),,-n $(JOBS))
+# A chapter's cells share one kernel and run in order, so a chapter stays on one worker
+# (--dist loadfile); chapters are independent of each other (each reads data/, writes only
+# temporary folders of its own), so they run side by side.
+NBVAL    := $(BIN)/python -m pytest -q $(if $(PARALLEL),$(PARALLEL) --dist loadfile) --nbval --nbval-current-env \
             --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: help install book book-fresh test lint unit unit-fast nbval nbval-simd book-check browser renotebook data \
@@ -54,12 +60,18 @@ book-fresh: $(STAMP)  ## rebuild from scratch (needed after changes in lib/ or d
 	$(BIN)/jupyter-book clean --all .
 	$(MAKE) book
 
+# Tests that start worker processes or a Dask cluster share one xdist_group, so at most one
+# of them runs at a time (--dist loadgroup); Hypothesis is derandomised and every test seeds
+# its own generator, so no result depends on the worker that runs it.  With one test per
+# core, BLAS gets one thread per test: two spinning BLAS threads per core made the oracle
+# tests three times slower.
+ONE_BLAS := $(if $(PARALLEL),OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1)
 unit: $(TESTSTAMP)  ## library unit, property and data tests (with the optional dask extra), then the doctests
-	RENYI_REQUIRE_OPTIONAL=1 $(BIN)/python -m pytest -q tests --ignore=tests/test_browser.py
+	RENYI_REQUIRE_OPTIONAL=1 $(ONE_BLAS) $(BIN)/python -m pytest -q $(if $(PARALLEL),$(PARALLEL) --dist loadgroup) tests --ignore=tests/test_browser.py
 	$(BIN)/python -m pytest -q --doctest-modules lib/renyi
 
 unit-fast: $(TESTSTAMP)  ## the one-minute loop: unit tests without those marked slow (oracle sweeps, Monte Carlo runs)
-	$(BIN)/python -m pytest -q -x -m "not slow" tests --ignore=tests/test_browser.py
+	$(ONE_BLAS) $(BIN)/python -m pytest -q -x $(if $(PARALLEL),$(PARALLEL) --dist loadgroup) -m "not slow" tests --ignore=tests/test_browser.py
 
 nbval: $(STAMP)  ## re-run every chapter and compare with its stored outputs
 	$(NBVAL) book
@@ -76,9 +88,18 @@ nbval-simd: $(STAMP)  ## nbval again on numpy's baseline SIMD path (a second CPU
 	    NPY_DISABLE_CPU_FEATURES="$$feats" $(NBVAL) book; \
 	fi
 
-book-check: $(STAMP)  ## build the book from a clean _build with warnings as errors
+# The strict build renders the stored outputs: execution is off for this build only (a copy
+# of _config.yml with execute_notebooks: 'off').  That is sound inside `make test` because
+# nbval and nbval-simd have just re-executed every chapter and compared every stored output
+# with its re-execution (images aside, which nbval never compares); what this build adds is
+# the rendering: MyST, references, citations, glue keys and figures, with warnings as errors.
+# `make book` for readers still executes every chapter (cached).
+book-check: $(STAMP)  ## render the stored outputs from a clean _build with warnings as errors
 	rm -rf _build/check
-	$(BIN)/jupyter-book build . --path-output _build/check -W -n --keep-going
+	sed "s/^\(  execute_notebooks:\) cache/\1 'off'/" _config.yml > _config.check.yml
+	@grep -q "^  execute_notebooks: 'off'" _config.check.yml || { echo "book-check: _config.yml has no 'execute_notebooks: cache' line to switch off" >&2; rm -f _config.check.yml; exit 1; }
+	$(BIN)/jupyter-book build . --config _config.check.yml --path-output _build/check -W -n --keep-going; \
+	    status=$$?; rm -f _config.check.yml; exit $$status
 
 lint: $(TESTSTAMP)  ## ruff on the library, tests and benchmarks, and on the chapters (88 columns)
 	$(BIN)/ruff check lib tests benchmarks

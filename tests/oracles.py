@@ -7,12 +7,16 @@ and scipy's adaptive quadrature of exact densities split at their kinks).
 directly (SLSQP from random starts), a parametrisation that ``renyi.lift``
 never uses, and recomputes the α-lift and the χ²-information from their
 definitions.
+
+``most_misses`` turns a claimed miss rate into the number of misses a Monte Carlo test may
+see, through the exact binomial law (Clopper–Pearson), so that a test needs only as many
+replicates as its question.
 """
 
 import math
 
 import numpy as np
-from scipy import integrate, optimize
+from scipy import integrate, optimize, stats
 
 
 def lifts_of_channel(channel, p_y, a, p_x, order):
@@ -165,3 +169,21 @@ def box_minimum_multistart(lower_p, upper_p, lower_q, upper_q, lam, *, starts=20
         if feasible and np.isfinite(res.fun):
             best = min(best, objective(np.clip(x, [b[0] for b in bounds], [b[1] for b in bounds])))
     return math.log(best)
+
+
+def most_misses(replicates, rate=0.05, confidence=0.001):
+    """The most misses in ``replicates`` that leave a miss probability of ``rate`` plausible.
+
+    A test fails at ``m`` misses when the one-sided Clopper–Pearson lower bound of the miss
+    probability, at level ``1 - confidence``, lies above ``rate``; by the duality of that
+    interval with the binomial test this is P(Bin(replicates, rate) >= m) < confidence.  So a
+    correct bound (miss probability at most ``rate``) fails such a test with probability
+    below ``confidence``.
+
+    >>> most_misses(200)   # P(Bin(200, 0.05) >= 22) = 4.8e-4 < 1e-3 <= P(... >= 21)
+    21
+    """
+    m = 0
+    while stats.binom.sf(m, replicates, rate) >= confidence:  # sf(m) = P(X >= m + 1)
+        m += 1
+    return m

@@ -645,6 +645,7 @@ def test_chunked_bounds_equal_one_piece():
         np.testing.assert_allclose(getattr(trees[0], name), getattr(trees[1], name), rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 @pytest.mark.slow
 def test_worker_processes_give_a_valid_bracket():
     """workers=2 spawns a process that bounds boxes; its bracket overlaps the one-process one."""
@@ -657,6 +658,7 @@ def test_worker_processes_give_a_valid_bracket():
     assert abs(one.lower_bound - two.lower_bound) <= max(one.gap, two.gap) * one.upper_bound
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 @pytest.mark.slow
 def test_a_script_without_a_main_guard_gets_a_clear_error(tmp_path):
     """Spawned workers import the script; without the guard the error says so, not only "abruptly"."""

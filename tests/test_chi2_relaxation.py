@@ -28,8 +28,18 @@ def largest_chi2(p_x, eps, alpha, rng, starts=40):
             options={"maxiter": 500, "ftol": 1e-14},
         )
         z = np.maximum(res.x, 0)
-        if abs(z.sum() - 1) < 1e-9 and np.sum(p_x * (z / p_x) ** alpha) <= cap * (1 + 1e-12):
-            best = max(best, float(np.sum((z - p_x) ** 2 / p_x)))
+        z /= z.sum()
+        # SLSQP may end a hair outside the budget (where it ends depends on the BLAS build and
+        # its thread count): pull it back towards p_x, which is inside (Phi(p_x) = 1 <= cap), to
+        # the last point of the segment within the budget (Phi is convex along it).
+        inside, outside = 0.0, 1.0
+        if np.sum(p_x * (z / p_x) ** alpha) <= cap:
+            inside = 1.0
+        for _ in range(60 if inside < 1 else 0):
+            t = 0.5 * (inside + outside)
+            zt = p_x + t * (z - p_x)
+            inside, outside = (t, outside) if np.sum(p_x * (zt / p_x) ** alpha) <= cap else (inside, t)
+        best = max(best, float(inside**2 * np.sum((z - p_x) ** 2 / p_x)))
     return best
 
 

@@ -141,6 +141,7 @@ def test_every_point_has_the_promised_replicates():
     assert min(counts.values()) >= 100
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 def test_seeds_do_not_depend_on_workers(tmp_path):
     """Serial and a 2-process pool give identical files (streams are per task, not per worker)."""
     import concurrent.futures as cf
@@ -238,6 +239,7 @@ def test_restricted_or_invalid_runs_never_touch_shipped_data(tmp_path, args, sta
     assert (copy / "MANIFEST.json").read_bytes() == manifest
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 def test_dask_executor_with_local_cluster(tmp_path):
     if os.environ.get("RENYI_REQUIRE_OPTIONAL"):  # set by `make unit`, which installs the extra
         import dask.distributed as distributed
@@ -253,6 +255,7 @@ def test_dask_executor_with_local_cluster(tmp_path):
     assert (tmp_path / "d/part1/section4.csv").read_bytes() == (tmp_path / "s/part1/section4.csv").read_bytes()
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 @pytest.mark.slow
 def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path, sigint_default):
     import signal
@@ -291,6 +294,7 @@ def test_ctrl_c_keeps_finished_parts_and_exits_130(tmp_path, sigint_default):
     assert not (tmp_path / "part1" / "section4.csv").exists()
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 def test_a_parallel_run_completes_with_status_0(tmp_path):
     """The normal end of a run with worker processes (the pool is shut down cleanly)."""
     from renyi.sweeps.run import main

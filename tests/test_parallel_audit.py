@@ -164,6 +164,7 @@ def test_workers_need_a_seed_and_a_kind():
         audit(normal_box, X, X_PRIME, 1_000, 2.0, rng=np.random.default_rng(0), workers=0, discrete=False)
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["gaussian", "randomized_response"])
 def test_two_worker_processes_give_the_bound_of_one(name):
@@ -176,6 +177,7 @@ def test_two_worker_processes_give_the_bound_of_one(name):
     assert all(b.lower <= mech.target(b.order) for b in one)
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 @pytest.mark.slow
 def test_a_failing_task_in_a_worker_stops_the_audit():
     with pytest.raises(TaskError, match="OSError: the service is down"):
@@ -205,6 +207,7 @@ def test_coverage_with_a_pilot_is_that_of_the_in_memory_bound():
     assert covered >= 0.93 * 200
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 @pytest.mark.slow
 def test_a_dask_cluster_of_two_worker_processes_gives_the_bound_of_one_process():
     """A real LocalCluster (two worker processes, no mock): the same tasks, seeds and bound."""
@@ -250,6 +253,7 @@ def test_a_black_box_by_name_from_the_command_line(tmp_path):
     assert bad.returncode == 1 and "cannot import 'nosuchmodule'" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 @pytest.mark.slow
 def test_a_hanging_task_stops_the_audit_and_leaves_no_worker_running():
     import multiprocessing
@@ -277,6 +281,7 @@ def test_a_hanging_task_stops_the_audit_and_leaves_no_worker_running():
     assert not multiprocessing.active_children()
 
 
+@pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
 @pytest.mark.slow
 def test_ctrl_c_says_how_many_outputs_were_drawn(tmp_path, sigint_default):
     import signal
