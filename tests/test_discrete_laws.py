@@ -4,7 +4,17 @@ import math
 
 import numpy as np
 import pytest
-from renyi.sweeps.discrete_laws import LAWS, finite_sample_rows, targets
+from oracles import pmf_renyi
+from renyi.audit import rdp_lower_bound
+from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
+from renyi.sweeps.discrete_laws import (
+    LAWS,
+    bounds_from_counts,
+    delta_coverage_from_counts,
+    finite_sample_rows,
+    section4_pmfs,
+    targets,
+)
 from scipy import stats
 
 
@@ -55,3 +65,43 @@ def test_one_replicate_gives_both_bounds_below_the_truth():
         assert 0 < row["fs_forward"] <= row["fs_primal"] + 1e-12
         assert max(row["fs_forward"], row["fs_reverse"]) <= max(row["target"], row["target_reverse"])
         assert row["delta_forward"] < row["target"] * 1.2
+
+
+@pytest.mark.parametrize("name", ["randomized_response", "shuffled_randomized_response"])
+def test_section4_pmfs_are_laws_with_the_mechanisms_divergence(name):
+    p, q = section4_pmfs(name)
+    assert p.sum() == pytest.approx(1, abs=1e-12) and q.sum() == pytest.approx(1, abs=1e-12)
+    for order in (2.0, 7.0):
+        assert pmf_renyi(p, q, order) == pytest.approx(MECHANISMS[name].target(order), rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["randomized_response", "shuffled_randomized_response"])
+def test_the_bound_from_counts_is_the_bound_from_the_outputs(name):
+    """Cells numbered as section4_pmfs numbers them give the sampled outputs' bound."""
+    mech, (x, x_prime) = MECHANISMS[name], ADJACENT_PAIR
+    rng = np.random.default_rng(4)
+    a, b = mech.sample(x, 20_000, rng), mech.sample(x_prime, 20_000, rng)
+    orders = [2.0, 5.0, 7.0]
+    direct = rdp_lower_bound(a, b, orders, discrete=True, direction="forward")
+    # the same outputs as cell numbers (bit vectors read as binary numbers, first bit highest)
+    cell = (lambda o: o @ (1 << np.arange(o.shape[1])[::-1])) if a.ndim == 2 else (lambda o: o)
+    p, q = section4_pmfs(name)
+    counts = [np.bincount(cell(o), minlength=p.size) for o in (a, b)]
+    for mine, theirs in zip(bounds_from_counts(*counts, orders), direct, strict=True):
+        for field in ("order", "estimate", "std_error", "bias", "lower", "floor", "cells", "reliable"):
+            # the same numbers, summed in another order (the last bit of the bias differs)
+            assert getattr(mine, field) == pytest.approx(getattr(theirs, field), rel=1e-12), field
+
+    class Replay:  # hands delta_coverage_from_counts these counts instead of a fresh draw
+        draws = iter(counts)
+
+        def multinomial(self, n, law):
+            assert n == 20_000 and law.size == p.size
+            return next(self.draws)
+
+    covered = delta_coverage_from_counts(name, 20_000, orders, 1, Replay())
+    assert covered == {o: int(d.lower <= mech.target(o)) for o, d in zip(orders, direct)}
+    # and the law of the counts: cell frequencies of the outputs match section4_pmfs (chi^2 test)
+    expected = 20_000 * p
+    keep = expected > 5
+    assert stats.chisquare(counts[0][keep], expected[keep] * counts[0][keep].sum() / expected[keep].sum()).pvalue > 1e-3

@@ -188,7 +188,7 @@ def glue_formats_printing_too_many_digits():
         if page.suffix == ".ipynb":
             text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"] if c["cell_type"] == "markdown")
         for other, key, fmt in _GLUE_ROLE.findall(text):
-            source = (BOOK / other) if other else page
+            source = (page.parent / other) if other else page  # myst-nb: relative to the page
             if source.suffix != ".ipynb":
                 continue
             value, digits = _glued_digits(source).get(key, (None, None))
