@@ -198,7 +198,8 @@ CHECKS_JS = r"""
   // The page's own content: the article column, not the sidebars and the header's logos.
   const main = document.querySelector("article.bd-article") || document.querySelector("main")
       || document.body;
-  const report = {rawMath: [], overflow: [], images: [], mathCount: 0, imageScale: [], mathErrors: [],
+  const report = {rawMath: [], overflow: [], images: [], mathCount: 0, imageScale: [], imageShown: [],
+                  mathErrors: [], brokenNumbers: [],
                   layoutWidth: window.innerWidth, deviceWidth: screen.width};
   // 1. Raw TeX left in text: $...$, \( \), \[ \] outside code, scripts and typeset math.
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
@@ -284,7 +285,25 @@ CHECKS_JS = r"""
     if (!(caption && caption.textContent.trim()) && !altOk) {
       report.images.push(img.getAttribute("src"));
     }
-    if (img.naturalWidth) report.imageScale.push(img.getBoundingClientRect().width / img.naturalWidth);
+    if (img.naturalWidth) {
+      report.imageScale.push(img.getBoundingClientRect().width / img.naturalWidth);
+      report.imageShown.push({src: img.src, scale: img.getBoundingClientRect().width / img.naturalWidth});
+    }
+  }
+  // 4. A number in a table broken over two lines ("9.0e-" / "07"): a cell of one word whose
+  //    text takes more than one line box.
+  for (const cell of main.querySelectorAll("td, th")) {
+    const text = (cell.textContent || "").trim();
+    if (!text || /\s/.test(text) || !/\d/.test(text) || cell.querySelector("mjx-container")) continue;
+    // the line boxes of the cell's text itself (an element's own box would count as a line)
+    const tops = new Set();
+    const texts = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let t = texts.nextNode(); t; t = texts.nextNode()) {
+      const range = document.createRange();
+      range.selectNodeContents(t);
+      for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
+    }
+    if (tops.size > 1) report.brokenNumbers.push(text.slice(0, 40));
   }
   report.mainWidth = Math.round(main.getBoundingClientRect().width);
   return report;

@@ -3,8 +3,10 @@
 Checks what a reader meets and what a static build cannot see: MathJax typeset all math
 without a TeX error (an error box is typeset too, so it is looked for by name), no
 code cell, output, table or display equation is wider than its column, every image has a
-caption or a real alt text and is shown at its own size (never rescaled, so the figures'
-8-pt minimum holds on screen), and the console has no errors.
+caption or a real alt text and is shown at its own size on a desktop, on a 412-px phone the
+smallest text of every figure (recorded in its PNG by ``renyi.plotting``) is at least
+``MIN_TEXT_PX`` CSS pixels as shown, no table breaks a number over two lines, and the
+console has no errors.
 
 The book is read from ``RENYI_BOOK_HTML`` (``make browser`` points it at the ``-W`` build of
 ``make book-check``).  Without Chromium the module is skipped with a message saying how to
@@ -16,10 +18,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import struct
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 from browser import Browser, check_page, find_chromium
+from renyi.plotting import MIN_TEXT_PX, TEXT_KEY
 
 HTML = Path(os.environ.get("RENYI_BOOK_HTML", "_build/html"))
 SKIP = {"genindex.html", "search.html", "py-modindex.html"}
@@ -53,6 +58,34 @@ def browser():
         yield b
 
 
+def png_text(path: Path) -> dict:
+    """The tEXt chunks of a PNG file (keyword -> text)."""
+    data, found, i = path.read_bytes(), {}, 8
+    while i + 8 <= len(data):
+        size, kind = struct.unpack(">I", data[i : i + 4])[0], data[i + 4 : i + 8]
+        if kind == b"tEXt":
+            key, _, value = data[i + 8 : i + 8 + size].partition(b"\0")
+            found[key.decode("latin-1")] = value.decode("latin-1")
+        i += 12 + size
+    return found
+
+
+def _smallest_text(report: dict) -> list[str]:
+    """Images whose smallest text is drawn below MIN_TEXT_PX CSS pixels (read from the PNG)."""
+    out = []
+    for shown in report["imageShown"]:
+        url = urlparse(shown["src"])
+        if url.scheme != "file" or not url.path.endswith(".png"):
+            continue
+        recorded = png_text(Path(unquote(url.path))).get(TEXT_KEY)
+        name = Path(url.path).name[:24]
+        if recorded is None:
+            out.append(f"figure {name} records no smallest text size (draw it after plotting.use_style())")
+        elif float(recorded) * shown["scale"] < MIN_TEXT_PX - 0.05:
+            out.append(f"figure {name}: smallest text {float(recorded) * shown['scale']:.1f} CSS px")
+    return out
+
+
 def _problems(report: dict, *, phone: bool = False) -> list[str]:
     out = [f"raw TeX in text: {t!r}" for t in report["rawMath"]]
     out += [f"MathJax error: {e!r}" for e in report["mathErrors"]]
@@ -68,6 +101,9 @@ def _problems(report: dict, *, phone: bool = False) -> list[str]:
         out.append(f"page laid out {report['layoutWidth']} px wide on a {report['deviceWidth']} px phone")
     if not phone:  # a phone's column is narrower than the figures: the theme scales them down
         out += [f"image shown at {s:.0%} of its size" for s in report["imageScale"] if s < MIN_IMAGE_SCALE]
+    else:  # ... and the text in them must stay readable
+        out += _smallest_text(report)
+    out += [f"table breaks a number over two lines: {t!r}" for t in report["brokenNumbers"]]
     out += [f"console error: {e}" for e in report["console"]]
     return out
 
@@ -133,3 +169,41 @@ def test_a_page_wider_than_the_phone_is_reported(browser):
     finally:
         copy.unlink(missing_ok=True)
     assert any(p.startswith("page laid out") for p in problems), problems
+
+
+def test_small_figure_text_and_a_broken_number_are_reported(browser, tmp_path):
+    """At 412 px: a figure recording 12-px text in a 2,400-px-wide image (shown near 355 px,
+    so under 2 CSS px), and a number squeezed into a narrow table cell, are both reported."""
+    import zlib
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    raw = b"\0" + b"\xff\xff\xff" * 2400  # one white row
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 2400, 1, 8, 2, 0, 0, 0))
+    png += chunk(b"tEXt", TEXT_KEY.encode() + b"\0" + b"12.00") + chunk(b"IDAT", zlib.compress(raw))
+    png += chunk(b"IEND", b"")
+    image = HTML / "_images" / "_browser_selftest.png"
+    page = HTML / "book" / "common-ground.html"
+    html = page.read_text(encoding="utf-8")
+    planted = f'<figure><img src="../_images/{image.name}" alt="a planted figure"><figcaption>x</figcaption></figure>'
+    planted += '<table><tr><td style="width:3em; max-width:3em">1.234567890e-07</td></tr></table>'
+    html = re.sub(r"(<article[^>]*>)", r"\1" + planted, html, count=1)
+    copy = page.with_name("_browser_selftest_phone.html")
+    browser.command(
+        "Emulation.setDeviceMetricsOverride",
+        session=browser.session,
+        width=412,
+        height=900,
+        deviceScaleFactor=1,
+        mobile=True,
+    )
+    try:
+        image.write_bytes(png)
+        copy.write_text(html, encoding="utf-8")
+        problems = _problems(check_page(browser, copy), phone=True)
+    finally:
+        copy.unlink(missing_ok=True)
+        image.unlink(missing_ok=True)
+    assert any(p.startswith(f"figure {image.name[:24]}: smallest text") for p in problems), problems
+    assert any(p.startswith("table breaks a number") and "1.234567890e-07" in p for p in problems), problems

@@ -5,18 +5,36 @@ Chapters call :func:`use_style` once and create figures with
 nbval compares the ``text/plain`` repr of every figure
 (``<Figure size 640x400 with 1 Axes>``), which changes with the defaults of
 matplotlib-inline unless the size is set explicitly.
+
+A figure is drawn at its own size on a desktop, and scaled down to the column
+on a phone.  :func:`legible` enlarges every text that would be smaller than
+:data:`MIN_TEXT_PX` CSS pixels in a column of :data:`PHONE_COLUMN_PX`, and the
+PNG renderer that :func:`use_style` installs in a notebook applies it to every
+figure and records the smallest text size in the PNG (:data:`TEXT_KEY`), where
+the book's browser test reads it.
 """
 
 from __future__ import annotations
 
+import importlib
+from binascii import b2a_base64
+from io import BytesIO
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 __all__ = [
     "STYLE",
     "PALETTE",
+    "PHONE_COLUMN_PX",
+    "MIN_TEXT_PX",
+    "TEXT_KEY",
     "use_style",
+    "legible",
+    "png",
     "figure",
     "save",
     "ternary",
@@ -48,14 +66,101 @@ STYLE = {
 }
 
 
+#: Width in CSS pixels that the book's theme gives a figure on a 412-px phone (the browser
+#: test measures 355 px for a figure scaled to the column; a few pixels of margin).
+PHONE_COLUMN_PX = 350
+#: The smallest text a reader should meet on that phone, in CSS pixels.
+MIN_TEXT_PX = 9.0
+#: The PNG text chunk that records a figure's smallest text, in pixels of the image.
+TEXT_KEY = "Smallest text px"
+
+
 def use_style() -> None:
-    """Apply the book's rcParams to the current matplotlib session.
+    """Apply the book's rcParams, and in a notebook render figures through :func:`png`.
 
     Returns
     -------
     None
     """
     mpl.rcParams.update(STYLE)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # no IPython: a script, where figures are saved by hand
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    backend = str(mpl.rcParams["backend"])
+    if backend.startswith("module://"):
+        # matplotlib-inline installs its own PNG renderer when its module is first imported,
+        # which matplotlib otherwise defers to the first figure: import it first
+        importlib.import_module(backend.removeprefix("module://"))
+    shell.display_formatter.formatters["image/png"].for_type(Figure, png)
+
+
+def _texts(fig) -> list:
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+def legible(fig, column_px: float = PHONE_COLUMN_PX, min_px: float = MIN_TEXT_PX) -> float:
+    """Enlarge every text of ``fig`` that a reader would see below ``min_px`` on a phone.
+
+    The figure is drawn at ``fig.dpi`` and cropped to its content, as the notebook shows it;
+    a page narrower than the image scales it to ``column_px``, and text scales with it.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    column_px : float
+        Width of the column the image is scaled to, in CSS pixels.
+    min_px : float
+        The smallest text size wanted at that width, in CSS pixels.
+
+    Returns
+    -------
+    float
+        The smallest text size of the figure afterwards, in pixels of the image.
+    """
+    for _ in range(3):  # larger text can widen the cropped image a little: settle it
+        fig.canvas.draw()
+        # the cropped image: the content's box plus the saved padding on both sides
+        width_px = (fig.get_tightbbox().width + 2 * mpl.rcParams["savefig.pad_inches"]) * fig.dpi
+        scale = min(1.0, column_px / width_px)
+        least_pt = min_px / scale * 72 / fig.dpi
+        small = [t for t in _texts(fig) if t.get_fontsize() < least_pt - 1e-9]
+        if not small:
+            break
+        for text in small:
+            text.set_fontsize(least_pt)
+    return min((t.get_fontsize() for t in _texts(fig)), default=0.0) * fig.dpi / 72
+
+
+def png(fig) -> str | None:
+    """The notebook's PNG of ``fig`` (base64), legible on a phone and with its smallest text.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+
+    Returns
+    -------
+    str or None
+        None for a figure without axes, as IPython's own renderer.
+    """
+    if not fig.axes:
+        return None
+    smallest = legible(fig)
+    buffer = BytesIO()
+    fig.canvas.print_figure(
+        buffer,
+        format="png",
+        facecolor=fig.get_facecolor(),
+        edgecolor=fig.get_edgecolor(),
+        dpi=fig.dpi,
+        bbox_inches="tight",
+        metadata={"Software": None, TEXT_KEY: f"{smallest:.2f}"},
+    )
+    return b2a_base64(buffer.getvalue(), newline=False).decode("ascii")
 
 
 def figure(ncols: int = 1, nrows: int = 1, *, width: float = 6.4, height: float = 4.0, **kwargs):
