@@ -212,6 +212,7 @@ CLI_ERRORS = [
 
 
 @pytest.mark.parametrize("args,fragment", CLI_ERRORS, ids=[f"cli-{i}" for i in range(len(CLI_ERRORS))])
+@pytest.mark.slow
 def test_cli_errors_are_one_line(cli_files, args, fragment):
     proc = _run(args, cli_files)
     assert proc.returncode == 1
@@ -240,6 +241,7 @@ def test_cli_decimal_comma_option_reads_them(cli_files):
     assert json.loads(proc.stdout)[0]["discrete"] is False
 
 
+@pytest.mark.slow
 def test_cli_column_vectors_and_uint64(cli_files):
     proc = _run(["audit", "col_p.npy", "col_q.npy", "--orders", "2", "--json"], cli_files)
     assert proc.returncode == 0 and json.loads(proc.stdout)[0]["discrete"] is False
@@ -264,6 +266,7 @@ def test_cli_json_is_strict(cli_files):
     assert {d["direction"] for d in out[0]["directions"]} == {"P||Q", "Q||P"}
 
 
+@pytest.mark.slow
 def test_cli_no_bias_correction_warns(cli_files):
     proc = _run(["audit", "p.npy", "q.npy", "--orders", "2", "--no-bias-correction"], cli_files)
     assert proc.returncode == 0

@@ -66,6 +66,7 @@ def _reference(d, p="p.txt", q="q.txt", *extra):
 # ---------------------------------------------------------- every input read whole, once
 
 
+@pytest.mark.slow
 def test_process_substitution_reads_every_value(d):
     """`<(cat p.txt)` once lost a buffer's worth of values to a probe (4,314 of 5,000 read)."""
     proc = _bash(f"{sys.executable} -m renyi audit <(cat p.txt) q.txt --orders 2 --json", d)
@@ -74,6 +75,7 @@ def test_process_substitution_reads_every_value(d):
     assert out["n_p"] == 5000 and out["lower"] == _reference(d)
 
 
+@pytest.mark.slow
 def test_process_substitution_of_a_discrete_file(d):
     proc = _bash(f"{sys.executable} -m renyi audit <(cat bits_p.txt) bits_q.txt --orders 2 --json", d)
     assert proc.returncode == 0, proc.stderr
@@ -81,6 +83,7 @@ def test_process_substitution_of_a_discrete_file(d):
     assert _lower(proc.stdout) == _reference(d, "bits_p.txt", "bits_q.txt")
 
 
+@pytest.mark.slow
 def test_a_named_pipe_is_read_not_hung(d, tmp_path):
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -98,6 +101,7 @@ def test_a_named_pipe_is_read_not_hung(d, tmp_path):
     assert _lower(proc.stdout) == _reference(d)
 
 
+@pytest.mark.slow
 def test_npy_bytes_on_standard_input(d):
     with open(d / "p.npy", "rb") as npy:
         proc = _run(["audit", "-", "q.npy", "--orders", "2", "--json"], d, stdin=npy)
@@ -105,6 +109,7 @@ def test_npy_bytes_on_standard_input(d):
     assert _lower(proc.stdout) == _reference(d, "p.npy", "q.npy")
 
 
+@pytest.mark.slow
 def test_npy_through_process_substitution_is_the_same_array(d):
     proc = _bash(f"{sys.executable} -m renyi audit <(cat p.npy) q.npy --orders 2 --json", d)
     assert proc.returncode == 0, proc.stderr
@@ -112,6 +117,7 @@ def test_npy_through_process_substitution_is_the_same_array(d):
 
 
 @pytest.mark.parametrize("name", ["p.txt.gz", "p.npz", "p16.txt", "pbom.txt"])
+@pytest.mark.slow
 def test_compressed_archived_and_encoded_inputs_give_the_same_bound(d, name):
     reference = _reference(d, "p.npy" if name == "p.npz" else "p.txt", "q.txt")
     assert _reference(d, name, "q.txt") == reference
@@ -149,6 +155,7 @@ def test_a_bad_line_is_named(tmp_path):
 # ------------------------------------------------------------------ exit statuses
 
 
+@pytest.mark.slow
 def test_a_refuted_claim_exits_3_when_stdout_closes_early(d):
     for extra in ([], ["--json"]):
         proc = subprocess.run(
@@ -167,6 +174,7 @@ def test_a_refuted_claim_exits_3_when_stdout_closes_early(d):
         assert proc.returncode == 3, (extra, proc.stderr)
 
 
+@pytest.mark.slow
 def test_exit_statuses_are_documented_and_pinned(d, monkeypatch):
     helptext = _run(["--help"], d).stdout
     assert "exit status:" in helptext and "3 the claim is refuted" in helptext and "130 interrupted" in helptext
@@ -183,6 +191,7 @@ def test_exit_statuses_are_documented_and_pinned(d, monkeypatch):
     assert main(["mechanisms"]) == 130
 
 
+@pytest.mark.slow
 def test_repeated_orders_are_refused(d, tmp_path):
     curve = tmp_path / "curve.txt"
     curve.write_text("2, 0.001\n5, 1.0\n2, 10.0\n")
@@ -252,6 +261,7 @@ def test_design_checks_its_output_before_the_work(design_files, out, fragment):
     assert proc.returncode == 1 and fragment in proc.stderr and proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_design_writes_atomically_and_replaces(design_files):
     (design_files / "channel.csv").write_text("old\n")
     proc = _run([*DESIGN, "--out", "channel.csv"], design_files)
@@ -324,6 +334,7 @@ def shipped(tmp_path):
 QUICK = ["--sweeps", "section4", "--max-n", "1000", "--replicates", "3"]
 
 
+@pytest.mark.slow
 def test_no_manifest_means_no_overwrite(shipped):
     before = (shipped / "part1/section4.csv").read_bytes()
     (shipped / "MANIFEST.json").unlink()
@@ -332,6 +343,7 @@ def test_no_manifest_means_no_overwrite(shipped):
     assert (shipped / "part1/section4.csv").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_missing_entry_means_no_overwrite(shipped):
     manifest = json.loads((shipped / "MANIFEST.json").read_text())
     del manifest["files"]["part1/section4.csv"]
@@ -340,6 +352,7 @@ def test_a_missing_entry_means_no_overwrite(shipped):
     assert proc.returncode == 1 and "has no entry for it" in proc.stderr
 
 
+@pytest.mark.slow
 def test_an_edited_file_means_no_overwrite(shipped):
     path = shipped / "part1/section4.csv"
     path.write_text(path.read_text() + "\n")
@@ -350,6 +363,7 @@ def test_an_edited_file_means_no_overwrite(shipped):
 
 
 @pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"description": "x"}'])
+@pytest.mark.slow
 def test_a_broken_manifest_is_one_line_naming_it(shipped, content):
     (shipped / "MANIFEST.json").write_text(content)
     proc = _runner(shipped, *QUICK, "--force")
@@ -357,6 +371,7 @@ def test_a_broken_manifest_is_one_line_naming_it(shipped, content):
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_force_replaces_and_records(shipped):
     proc = _runner(shipped, *QUICK, "--force")
     assert proc.returncode == 0, proc.stderr
@@ -388,6 +403,7 @@ def test_manifest_entries_of_concurrent_runs_all_land(tmp_path):
     assert not list(tmp_path.glob(".*.tmp")) and not list((tmp_path / "part1").glob(".*.tmp"))
 
 
+@pytest.mark.slow
 def test_a_stale_entry_is_reported_not_kept_verbatim(shipped):
     from renyi.sweeps.datafiles import update_manifest
 
@@ -402,6 +418,7 @@ def test_a_stale_entry_is_reported_not_kept_verbatim(shipped):
     assert again["files"]["part1/gone.csv"]["mismatch"] == "the file is missing"
 
 
+@pytest.mark.slow
 def test_libraries_runner_refuses_negative_replicates():
     proc = subprocess.run(
         [sys.executable, "-m", "renyi.sweeps.libraries", "--out", "x", "--replicates", "-3"],

@@ -124,6 +124,7 @@ def _linprog_range(a, lo, hi):
 
 @settings(max_examples=30, deadline=None)
 @given(st.integers(0, 10_000), st.integers(2, 12), st.booleans())
+@pytest.mark.slow
 def test_linear_range_is_the_linear_programs_least_and_greatest(seed, n, signed):
     rng = np.random.default_rng(seed)
     lo, hi = _random_boxes(rng, 3, n)
@@ -154,6 +155,7 @@ def test_tightening_keeps_every_point_of_the_plane():
 
 
 @pytest.mark.parametrize("order", [1.5, 2, 3, 5])
+@pytest.mark.slow
 def test_root_box_contains_the_feasible_set(order):
     model = random_model(21, 8)
     eps = 0.05
@@ -217,6 +219,7 @@ def _assert_touches(edge, z0, kappa, order):
 
 
 @pytest.mark.parametrize("order", [1.1, 1.5, 1.9])
+@pytest.mark.slow
 def test_quadratic_minorant_below_order_two_lies_below_the_power_up_to_the_upper_corner(order):
     """Below order 2 the remainder's factor z^(alpha - 2) decreases, so the minorant holds for
     0 <= z <= z_hi (the greatest z on the box's points of the plane), not beyond: checked on a
@@ -229,6 +232,7 @@ def test_quadratic_minorant_below_order_two_lies_below_the_power_up_to_the_upper
 
 
 @pytest.mark.parametrize("order", [2.0, 2.5, 3.0, 5.0])
+@pytest.mark.slow
 def test_quadratic_minorant_lies_below_the_power(order):
     z_lo, _, z0, kappa = _minorant_on_random_boxes(order)
     for scale in np.linspace(0, 3, 31):
@@ -356,6 +360,7 @@ def test_a_bound_at_a_point_outside_the_budgets_ranges_certifies_nothing(order):
 
 
 @pytest.mark.parametrize("order", [1.5, 5.0])
+@pytest.mark.slow
 def test_a_box_with_no_point_within_the_budgets_ranges_is_bounded_by_minus_infinity(order):
     """Small boxes around random points of the simplex: where the box's z range (scipy's LP)
     misses the budget's ranges, Phi exceeds the budget at every sampled point of the box (it
@@ -615,6 +620,7 @@ def test_channel_polish_splits_outputs_and_stays_feasible():
     assert value <= start.upper_bound * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_chunked_bounds_equal_one_piece():
     """Bounding a round's boxes in chunks (as the worker pool does) changes nothing but round-off.
 
@@ -687,6 +693,7 @@ def test_workers_must_be_a_process_count(workers):
         global_optimum(random_model(5, 3), 0.02, 3, workers=workers)
 
 
+@pytest.mark.slow
 def test_stationary_multiplier_makes_every_output_a_local_maximum():
     """At the tree's mu, no output of the polished mechanism can be improved within Q (SLSQP)."""
     from renyi.lift.optimum.lp import gains, solve_lp
@@ -716,6 +723,7 @@ def test_stationary_multiplier_makes_every_output_a_local_maximum():
         assert f_mu(moved) <= f_mu(q) + 1e-5 * value
 
 
+@pytest.mark.slow
 def test_a_mechanism_spread_over_clusters_of_twins_is_merged_before_the_polish():
     """A degenerate LP's mechanism, each output split into two feasible near-twins on either
     side of it (along the budget's boundary, moved onto Q; weights from the LP over them): the
@@ -998,6 +1006,7 @@ def _sorted_rows(rows):
 
 
 @pytest.mark.parametrize("seed,k", [(51, 6), (53, 7)])
+@pytest.mark.slow
 def test_undoing_cuts_merges_exactly_the_boxes_and_parts_inside_each_outermost_cut(seed, k):
     """The roll-back finds what lies inside a cut by lineage; the definition compares extents.
     On a tree refined with range reduction (nested cuts included), undoing random sets of

@@ -44,6 +44,7 @@ def largest_chi2(p_x, eps, alpha, rng, starts=40):
 
 
 @pytest.mark.parametrize("seed", range(8))
+@pytest.mark.slow
 def test_no_posterior_within_the_budget_exceeds_the_radius_and_the_radius_is_close(seed):
     rng = np.random.default_rng(seed)
     p_x = rng.dirichlet(np.ones(int(rng.integers(3, 7))))
@@ -70,6 +71,7 @@ def test_the_cap_of_every_ratio_applies_at_large_budgets():
     assert chi2_radius(p_x, 50.0, 1.5) >= 1 / 0.2 - 1
 
 
+@pytest.mark.slow
 def test_global_optimum_below_order_two_reports_the_relaxation_for_any_class_holding_A():
     rng = np.random.default_rng(110)
     a = 0.5 * np.eye(10) + 0.5 * rng.dirichlet(np.full(10, 0.5), size=10).T

@@ -106,6 +106,7 @@ def test_user_errors_are_one_line_without_traceback(files, args, fragment):
     assert "Traceback" not in proc.stderr and proc.stdout == ""
 
 
+@pytest.mark.slow
 def test_stdin_and_help(files):
     data = "\n".join(str(v) for v in np.random.default_rng(1).normal(1, 5, 5000))
     proc = subprocess.run(

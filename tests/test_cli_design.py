@@ -111,6 +111,7 @@ def test_channel_round_trip_and_api_agreement(files, capsys, suffix):
     assert report["check_passed"]
 
 
+@pytest.mark.slow
 def test_prior_of_y_and_non_square_leakage(files, capsys):
     p_y = np.linalg.solve(A, P_X)
     same = run_json(
@@ -230,6 +231,7 @@ def test_too_many_outputs_for_the_optimum(tmp_path, capsys):
     assert "too large for the certified optimum" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_no_traceback_from_the_shell(files):
     res = subprocess.run(
         [

@@ -106,6 +106,7 @@ def _shipped(sweep, **match):
         ("vectors_kde", "laplace_diagonal-d2", 10_000),
     ],
 )
+@pytest.mark.slow
 def test_recompute_slice(sweep, mechanism, n):
     task = next(t for t in sweeps.tasks_for(sweep, sizes=[n], mechanisms=[mechanism]) if t.block == 0)
     task = sweeps.Task(task.sweep, task.mechanism, task.n, task.block, task.replicates[:2])

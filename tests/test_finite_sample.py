@@ -52,6 +52,7 @@ def test_clopper_pearson_matches_statsmodels_and_the_textbook_ends():
 
 
 @pytest.mark.parametrize("seed", range(12))
+@pytest.mark.slow
 def test_two_cell_certificate_brackets_a_dense_grid(seed):
     rng = np.random.default_rng(seed)
     p_box = np.sort(rng.uniform(0, 1, 2))
@@ -66,6 +67,7 @@ def test_two_cell_certificate_brackets_a_dense_grid(seed):
 
 
 @pytest.mark.parametrize("seed", range(10))
+@pytest.mark.slow
 def test_many_cell_certificate_against_multistart_slsqp(seed):
     rng = np.random.default_rng(100 + seed)
     k = int(rng.integers(2, 6))

@@ -112,6 +112,7 @@ def _utility_and_largest_phi(model, channel, alpha):
     return utility, float(phi.max())
 
 
+@pytest.mark.slow
 def test_non_square_four_by_eight_is_certified_and_no_feasible_mechanism_exceeds_the_bound():
     """The benchmark's 4 x 8 model: certified to 1e-6; its channel and random feasible channels
     recomputed here stay at or below the bound."""
@@ -153,6 +154,7 @@ def test_non_square_five_by_ten_beats_the_trivial_bound_within_a_minute():
     assert best.gap < 1e-3  # |Y| - 1 = 9 and SCIP's dual bound 5.87 against a value of 3.53
 
 
+@pytest.mark.slow
 def test_a_tiny_budget_keeps_the_bound_above_a_feasible_mechanism():
     # a tiny budget: the ranges are narrow and the polytope thin; the bound stays above a
     # feasible mechanism's utility and below |Y| - 1
@@ -165,6 +167,7 @@ def test_a_tiny_budget_keeps_the_bound_above_a_feasible_mechanism():
     assert utility <= best.upper_bound <= 5
 
 
+@pytest.mark.slow
 def test_near_the_budget_s_boundary_the_vertices_stay_below_the_upper_bound_theorem():
     """At |Y| = 6, alpha = 1.5, half of eps_max the cuts crowd round the smooth boundary, where
     a cut can create a vertex again a round-off away from itself; the copies then multiply

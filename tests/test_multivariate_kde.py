@@ -27,6 +27,7 @@ def direct_kde(white, bandwidths, points):
 
 
 @pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.slow
 def test_grid_values_match_the_kde_summed_directly(d):
     rng = np.random.default_rng(d)
     p, q = gaussian_pair(rng, 4_000, d)
@@ -96,6 +97,7 @@ def test_a_coarser_grid_changes_the_bound_by_little(law):
 
 
 @pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.slow
 def test_gaussian_bound_is_below_the_truth_and_near_it(d):
     rng = np.random.default_rng(10 + d)
     p, q = gaussian_pair(rng, 200_000, d)

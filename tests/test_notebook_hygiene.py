@@ -201,6 +201,7 @@ def glue_formats_printing_too_many_digits():
     return bad
 
 
+@pytest.mark.slow
 def test_no_glued_number_is_printed_with_more_digits_than_it_carries():
     """A value glued at 6 significant digits printed with 7 pads a digit nobody computed."""
     assert glue_formats_printing_too_many_digits() == []

@@ -98,6 +98,7 @@ def test_time_limit_still_returns_a_valid_bracket():
     assert math.isfinite(result.upper_bound) and result.gap < 1
 
 
+@pytest.mark.slow
 def test_theorem1_upper_bound_is_used_when_smaller():
     model = random_model(9, 10)
     eps = 0.5 * epsilon_max(model, 3)
@@ -147,6 +148,7 @@ def test_pricing_passes_running_out_keeps_columns_and_weights_together():
     assert result.lower_bound <= reference.upper_bound * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_box_phase_runs_with_one_blas_thread(monkeypatch):
     from renyi.lift.optimum import search
     from threadpoolctl import threadpool_info
@@ -337,6 +339,7 @@ def test_cone_tree_bounds_hold_in_every_cone_and_its_rows_match_a_rebuild():
     assert covered.all()
 
 
+@pytest.mark.slow
 def test_a_mechanism_built_from_inexact_weights_is_repaired_to_exactly_feasible():
     """Weights that miss P_Y by 1e-7 (what HiGHS's default tolerance can leave) put the
     built mechanism's lifts above e^eps; the repair re-solves the weights, or failing that

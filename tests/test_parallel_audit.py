@@ -230,6 +230,7 @@ def test_a_dask_cluster_of_two_worker_processes_gives_the_bound_of_one_process()
     assert by_address == here[0]
 
 
+@pytest.mark.slow
 def test_a_black_box_by_name_from_the_command_line(tmp_path):
     """python -m renyi audit-mechanism package.module:function: the bound, the claim, exit 3."""
     import json

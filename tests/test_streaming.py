@@ -21,6 +21,7 @@ def test_chunked_fit_equals_in_memory_fit(tmp_path):
         assert u.lower == pytest.approx(v.lower, rel=1e-10)
 
 
+@pytest.mark.slow
 def test_memory_does_not_grow_with_n():
     def source(n, seed, chunk=500_000):
         def chunks():

@@ -18,6 +18,7 @@ def test_product_laplace_truth_is_the_one_dimensional_divergence_by_quadrature(o
     assert truth("product_laplace", 10, order) == pytest.approx(exact, rel=1e-8)
 
 
+@pytest.mark.slow
 def test_gaussian_truths_against_monte_carlo():
     # E_Q[(p/q)^order] from the multivariate densities themselves, d = 3, correlated noise
     rng = np.random.default_rng(0)

@@ -46,6 +46,7 @@ def laws():
 
 
 @pytest.mark.parametrize("column", [0, 1, 2], ids=["estimate", "signal_share", "held_out"])
+@pytest.mark.slow
 def test_same_law_as_the_full_route(laws, column):
     full, short, _ = laws
     assert stats.ks_2samp(full[:, column], short[:, column]).pvalue > 1e-3
@@ -68,6 +69,7 @@ def laplace_laws():
 
 
 @pytest.mark.parametrize("column", [0, 1, 2], ids=["estimate", "signal_share", "held_out"])
+@pytest.mark.slow
 def test_laplace_same_law_as_the_full_route(laplace_laws, column):
     full, short, _ = laplace_laws
     assert stats.ks_2samp(full[:, column], short[:, column]).pvalue > 1e-3
