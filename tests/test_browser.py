@@ -108,9 +108,8 @@ def _problems(report: dict, *, phone: bool = False) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("width", [412, 1400, 1920])
-def test_every_page(browser, width):
-    """A phone (412 px, where wide boxes may scroll inside the column) and two desktops."""
+def _emulate(browser, width: int) -> None:
+    """A screen ``width`` CSS pixels wide: a phone below 700, a desktop above."""
     browser.command(
         "Emulation.setDeviceMetricsOverride",
         session=browser.session,
@@ -119,6 +118,12 @@ def test_every_page(browser, width):
         deviceScaleFactor=1,
         mobile=width < 700,
     )
+
+
+@pytest.mark.parametrize("width", [412, 1400, 1920])
+def test_every_page(browser, width):
+    """A phone (412 px, where wide boxes may scroll inside the column) and two desktops."""
+    _emulate(browser, width)
     failures, pages = {}, _pages()
     for page in pages:
         problems = _problems(check_page(browser, page), phone=width < 700)
@@ -155,14 +160,7 @@ def test_a_page_wider_than_the_phone_is_reported(browser):
     word = '<p><span style="white-space: nowrap">' + "renyi.lift.optimum." * 12 + "</span></p>"
     html = re.sub(r"(<article[^>]*>)", r"\1" + word, html, count=1)
     copy = page.with_name("_browser_selftest_wide.html")
-    browser.command(
-        "Emulation.setDeviceMetricsOverride",
-        session=browser.session,
-        width=412,
-        height=900,
-        deviceScaleFactor=1,
-        mobile=True,
-    )
+    _emulate(browser, 412)
     try:
         copy.write_text(html, encoding="utf-8")
         problems = _problems(check_page(browser, copy), phone=True)
@@ -190,14 +188,7 @@ def test_small_figure_text_and_a_broken_number_are_reported(browser, tmp_path):
     planted += '<table><tr><td style="width:3em; max-width:3em">1.234567890e-07</td></tr></table>'
     html = re.sub(r"(<article[^>]*>)", r"\1" + planted, html, count=1)
     copy = page.with_name("_browser_selftest_phone.html")
-    browser.command(
-        "Emulation.setDeviceMetricsOverride",
-        session=browser.session,
-        width=412,
-        height=900,
-        deviceScaleFactor=1,
-        mobile=True,
-    )
+    _emulate(browser, 412)
     try:
         image.write_bytes(png)
         copy.write_text(html, encoding="utf-8")
