@@ -66,12 +66,13 @@ book-fresh: $(STAMP)  ## rebuild from scratch (needed after changes in lib/ or d
 # core, BLAS gets one thread per test: two spinning BLAS threads per core made the oracle
 # tests three times slower.
 ONE_BLAS := $(if $(PARALLEL),OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 MKL_NUM_THREADS=1)
+XDIST    := $(if $(PARALLEL),$(PARALLEL) --dist loadgroup)
 unit: $(TESTSTAMP)  ## library unit, property and data tests (with the optional dask extra), then the doctests
-	RENYI_REQUIRE_OPTIONAL=1 $(ONE_BLAS) $(BIN)/python -m pytest -q $(if $(PARALLEL),$(PARALLEL) --dist loadgroup) tests --ignore=tests/test_browser.py
+	RENYI_REQUIRE_OPTIONAL=1 $(ONE_BLAS) $(BIN)/python -m pytest -q $(XDIST) tests --ignore=tests/test_browser.py
 	$(BIN)/python -m pytest -q --doctest-modules lib/renyi
 
 unit-fast: $(TESTSTAMP)  ## the one-minute loop: unit tests without those marked slow (oracle sweeps, Monte Carlo runs)
-	$(ONE_BLAS) $(BIN)/python -m pytest -q -x $(if $(PARALLEL),$(PARALLEL) --dist loadgroup) -m "not slow" tests --ignore=tests/test_browser.py
+	$(ONE_BLAS) $(BIN)/python -m pytest -q -x $(XDIST) -m "not slow" tests --ignore=tests/test_browser.py
 
 nbval: $(STAMP)  ## re-run every chapter and compare with its stored outputs
 	$(NBVAL) book

@@ -117,9 +117,9 @@ def finite_sample_summary(rows) -> list[dict]:
         ``mechanism``, ``n``, ``replicates``; ``fs_family``, the fraction of replicates whose
         finite-sample bounds all hold (every order, both directions: the event the bound
         guarantees); ``delta_coverage``, per order the fraction of delta-method bounds on both
-        directions (the larger of the two directions' bounds, each at level 0.05) that lie at or
-        below the divergence of their direction; ``fs_ratio`` and ``delta_ratio``, per order
-        the mean bound over :math:`\max(D_\lambda(P\|Q), D_\lambda(Q\|P))`, both methods
+        directions (each direction at level 0.025, the larger of the two reported: level 0.05 for
+        the pair) that lie at or below the divergence of the direction they name; ``fs_ratio``
+        and ``delta_ratio``, per order the mean bound over :math:`\max(D_\lambda(P\|Q), D_\lambda(Q\|P))`, both methods
         bounding both directions on the same outputs, so that the two ratios compare like with
         like; ``cells``, the mean number of cells of the boxes.
     """
