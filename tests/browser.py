@@ -199,7 +199,7 @@ CHECKS_JS = r"""
   const main = document.querySelector("article.bd-article") || document.querySelector("main")
       || document.body;
   const report = {rawMath: [], overflow: [], images: [], mathCount: 0, imageScale: [], imageShown: [],
-                  mathErrors: [], brokenNumbers: [],
+                  mathErrors: [], brokenNumbers: [], wideTables: [],
                   layoutWidth: window.innerWidth, deviceWidth: screen.width};
   // 1. Raw TeX left in text: $...$, \( \), \[ \] outside code, scripts and typeset math.
   const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {
@@ -304,6 +304,18 @@ CHECKS_JS = r"""
       for (const r of range.getClientRects()) if (r.width > 0) tops.add(Math.round(r.top));
     }
     if (tops.size > 1) report.brokenNumbers.push(text.slice(0, 40));
+  }
+  // 5. A table wider than the box it sits in (its scrolling wrapper, or the column): on a
+  //    phone its right-hand columns, where the results are, would start off the screen.
+  for (const table of main.querySelectorAll("table")) {
+    let box = table.parentElement;
+    while (box && box !== main && !scrolls(box)) box = box.parentElement;
+    const room = (box || main).getBoundingClientRect().width;
+    const width = table.getBoundingClientRect().width;
+    if (width > room + 1) {
+      const titles = Array.from(table.querySelectorAll("th"), h => h.textContent.trim()).slice(0, 4);
+      report.wideTables.push({width: Math.round(width), room: Math.round(room), titles: titles.join(" | ")});
+    }
   }
   report.mainWidth = Math.round(main.getBoundingClientRect().width);
   return report;

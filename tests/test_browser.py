@@ -104,6 +104,10 @@ def _problems(report: dict, *, phone: bool = False) -> list[str]:
     else:  # ... and the text in them must stay readable
         out += _smallest_text(report)
     out += [f"table breaks a number over two lines: {t!r}" for t in report["brokenNumbers"]]
+    out += [
+        f"table {t['width']} px wide in a {t['room']} px column ({t['titles']} ...)"
+        for t in report["wideTables"]
+    ]
     out += [f"console error: {e}" for e in report["console"]]
     return out
 
@@ -169,9 +173,10 @@ def test_a_page_wider_than_the_phone_is_reported(browser):
     assert any(p.startswith("page laid out") for p in problems), problems
 
 
-def test_small_figure_text_and_a_broken_number_are_reported(browser, tmp_path):
+def test_small_figure_text_a_broken_number_and_a_wide_table_are_reported(browser, tmp_path):
     """At 412 px: a figure recording 12-px text in a 2,400-px-wide image (shown near 355 px,
-    so under 2 CSS px), and a number squeezed into a narrow table cell, are both reported."""
+    so under 2 CSS px), a number squeezed into a narrow table cell, and a table of twelve
+    number columns (wider than the column, in a scrolling box) are all reported."""
     import zlib
 
     def chunk(kind, body):
@@ -186,6 +191,9 @@ def test_small_figure_text_and_a_broken_number_are_reported(browser, tmp_path):
     html = page.read_text(encoding="utf-8")
     planted = f'<figure><img src="../_images/{image.name}" alt="a planted figure"><figcaption>x</figcaption></figure>'
     planted += '<table><tr><td style="width:3em; max-width:3em">1.234567890e-07</td></tr></table>'
+    wide = "".join(f"<th>column {i}</th>" for i in range(12))
+    wide += "<tr>" + "".join("<td>0.123456</td>" for _ in range(12)) + "</tr>"
+    planted += f'<div class="pst-scrollable-table-container"><table>{wide}</table></div>'
     html = re.sub(r"(<article[^>]*>)", r"\1" + planted, html, count=1)
     copy = page.with_name("_browser_selftest_phone.html")
     _emulate(browser, 412)
@@ -198,3 +206,4 @@ def test_small_figure_text_and_a_broken_number_are_reported(browser, tmp_path):
         image.unlink(missing_ok=True)
     assert any(p.startswith(f"figure {image.name[:24]}: smallest text") for p in problems), problems
     assert any(p.startswith("table breaks a number") and "1.234567890e-07" in p for p in problems), problems
+    assert any(p.startswith("table ") and "column 0 | column 1" in p for p in problems), problems

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from renyi.reporting import ROUNDOFF, format_roundoff, roundoff_ceiling, significant
+from renyi.reporting import count, ROUNDOFF, format_roundoff, roundoff_ceiling, significant
 
 
 def test_significant_keeps_the_requested_digits():
@@ -46,3 +46,33 @@ def test_roundoff_formatting():
     assert roundoff_ceiling(3.456e-7) == 3.5e-7
     with pytest.raises(ValueError, match="non-negative"):
         format_roundoff(-1e-3)
+
+
+def _read_count(text: str) -> int:
+    """Parse ``count``'s output back to an integer, independently of its code."""
+    supers = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+    if "10" in text and any(ch in supers for ch in text):
+        head, _, power = text.rpartition("10")
+        mantissa = int(head.rstrip("·")) if head else 1
+        return mantissa * 10 ** int("".join(str(supers.index(ch)) for ch in power))
+    return int(text.replace(",", ""))
+
+
+@pytest.mark.parametrize(
+    "n", [0, 7, 10, 99, 100, 1_000, 1_500, 20_000, 262_144, 10**6, 5 * 10**7, 123_456_789]
+)
+def test_count_is_exact_and_never_longer_than_the_digits(n):
+    text = count(n)
+    assert _read_count(text) == n
+    assert len(text) <= len(f"{n:,}")
+
+
+def test_count_writes_round_sizes_as_powers_of_ten():
+    assert [count(10**k) for k in (2, 3, 6, 7)] == ["10²", "10³", "10⁶", "10⁷"]
+    assert count(3 * 10**5) == "3·10⁵"
+
+
+@pytest.mark.parametrize("bad", [-1, 2.0, True, "100"])
+def test_count_refuses_what_is_not_a_count(bad):
+    with pytest.raises(ValueError, match="n must be"):
+        count(bad)

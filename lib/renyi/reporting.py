@@ -10,6 +10,7 @@ explicit formats with few digits.
   more than the prose shows and far fewer than the bits that differ.
 * :func:`format_roundoff` prints an error that is at round-off level as
   ``"< 1e-12"``: its digits *are* the bits that differ between CPUs.
+* :func:`count` writes a sample size as a table column can hold it (``10⁶``).
 * :class:`Table` shows formatted rows as a real table in the book (Markdown) and as
   aligned text in a terminal.
 """
@@ -20,7 +21,7 @@ import math
 
 from ._validation import as_int, as_positive_scalar, as_real_scalar
 
-__all__ = ["significant", "format_roundoff", "roundoff_ceiling", "ROUNDOFF", "Table"]
+__all__ = ["significant", "format_roundoff", "roundoff_ceiling", "ROUNDOFF", "count", "Table"]
 
 #: Errors below this are reported as round-off; double precision leaves about
 #: 1e-16 per operation and a few thousand operations per integral.
@@ -111,6 +112,42 @@ def roundoff_ceiling(value, *, resolution: float = ROUNDOFF) -> float:
     x = as_real_scalar(value, "value")
     res = as_positive_scalar(resolution, "resolution")
     return significant(max(x, res), 2) if math.isfinite(x) else x
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def count(n) -> str:
+    """A count as short as it is exact: ``10⁶`` or ``2·10⁵`` for a digit times a power of
+    ten from 100 on, otherwise the digits with thousands separators.
+
+    Sample sizes in the study tables are such round numbers; written ``1,000,000`` they
+    make a table column twice as wide, which on a phone pushes the result columns off the
+    screen.
+
+    Parameters
+    ----------
+    n : int
+        A non-negative integer.
+
+    Returns
+    -------
+    str
+        The exact value, never rounded.
+
+    Examples
+    --------
+    >>> from renyi.reporting import count
+    >>> [count(n) for n in (50, 100, 10_000, 200_000, 1_500, 123_456)]
+    ['50', '10²', '10⁴', '2·10⁵', '1,500', '123,456']
+    """
+    n = as_int(n, "n", minimum=0)
+    digits = str(n)
+    mantissa, zeros = digits.rstrip("0"), len(digits) - len(digits.rstrip("0"))
+    if len(mantissa) != 1 or zeros < 2:
+        return f"{n:,}"
+    power = "10" + str(zeros).translate(_SUPERSCRIPT)
+    return power if mantissa == "1" else f"{mantissa}·{power}"
 
 
 class Table:
