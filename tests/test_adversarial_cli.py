@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from renyi.cli.audit import main
+from renyi.cli import main
 from renyi.cli.samples_io import UserError, load_samples
 
 TIMEOUT = 120
@@ -187,7 +187,7 @@ def test_exit_statuses_are_documented_and_pinned(d, monkeypatch):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("renyi.cli.audit._cmd_mechanisms", interrupted)
+    monkeypatch.setattr("renyi.cli.mechanisms.run", interrupted)
     assert main(["mechanisms"]) == 130
 
 

@@ -104,10 +104,7 @@ def _problems(report: dict, *, phone: bool = False) -> list[str]:
     else:  # ... and the text in them must stay readable
         out += _smallest_text(report)
     out += [f"table breaks a number over two lines: {t!r}" for t in report["brokenNumbers"]]
-    out += [
-        f"table {t['width']} px wide in a {t['room']} px column ({t['titles']} ...)"
-        for t in report["wideTables"]
-    ]
+    out += [f"table {t['width']} px wide in a {t['room']} px column ({t['titles']} ...)" for t in report["wideTables"]]
     out += [f"console error: {e}" for e in report["console"]]
     return out
 

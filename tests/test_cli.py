@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import pytest
-from renyi.cli.audit import main
+from renyi.cli import main
 
 
 @pytest.fixture()

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 from oracles import lifts_of_channel
-from renyi.cli.audit import main
+from renyi.cli import main
 from renyi.lift import GeneralLeakageModel, LeakageModel, certificate, directional_mechanism, global_optimum
 
 A = np.array([[0.85, 0.10, 0.15], [0.10, 0.80, 0.15], [0.05, 0.10, 0.70]])

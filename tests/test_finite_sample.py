@@ -9,7 +9,7 @@ from oracles import box_minimum_multistart, box_minimum_two_cells, most_misses, 
 from renyi.audit import audit, claim_pure_dp, rdp_lower_bound, test_claim, verdict
 from renyi.audit.box_minimum import box_minimum
 from renyi.audit.finite_sample import clopper_pearson, finite_sample_bounds, group_outcomes
-from renyi.cli.audit import REFUTED, main
+from renyi.cli import REFUTED, main
 from statsmodels.stats.proportion import proportion_confint
 
 

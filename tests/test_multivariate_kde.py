@@ -7,7 +7,7 @@ import pytest
 from renyi.audit import audit, rdp_lower_bound
 from renyi.audit.multivariate_kde import fit_grid_kde
 from renyi.audit.pipeline import bounds_from_fit
-from renyi.cli.audit import main
+from renyi.cli import main
 from renyi.closed_forms import laplace_renyi
 
 SIGMA = math.sqrt(10.0)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from renyi.audit import audit, rdp_lower_bound
 from renyi.audit.projection import learn_direction
-from renyi.cli.audit import main
+from renyi.cli import main
 
 SIGMA = math.sqrt(10.0)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from renyi.reporting import count, ROUNDOFF, format_roundoff, roundoff_ceiling, significant
+from renyi.reporting import ROUNDOFF, count, format_roundoff, roundoff_ceiling, significant
 
 
 def test_significant_keeps_the_requested_digits():
@@ -58,9 +58,7 @@ def _read_count(text: str) -> int:
     return int(text.replace(",", ""))
 
 
-@pytest.mark.parametrize(
-    "n", [0, 7, 10, 99, 100, 1_000, 1_500, 20_000, 262_144, 10**6, 5 * 10**7, 123_456_789]
-)
+@pytest.mark.parametrize("n", [0, 7, 10, 99, 100, 1_000, 1_500, 20_000, 262_144, 10**6, 5 * 10**7, 123_456_789])
 def test_count_is_exact_and_never_longer_than_the_digits(n):
     text = count(n)
     assert _read_count(text) == n

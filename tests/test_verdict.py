@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from renyi.audit import audit, claim_gaussian, claim_pure_dp, claim_zcdp, rdp_lower_bound, test_claim, verdict
 from renyi.audit import verdict as verdict_from_audit
-from renyi.cli.audit import REFUTED, main
+from renyi.cli import REFUTED, main
 from renyi.divergence import renyi_divergence
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
 

@@ -118,10 +118,10 @@ _SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def count(n) -> str:
-    """A count as short as it is exact: ``10⁶`` or ``2·10⁵`` for a digit times a power of
-    ten from 100 on, otherwise the digits with thousands separators.
+    """A count as short as it is exact: ``10⁶``, ``2·10⁵`` or ``1,500``.
 
-    Sample sizes in the study tables are such round numbers; written ``1,000,000`` they
+    A digit times a power of ten from 100 on is written as such; any other count in digits
+    with thousands separators.  Sample sizes in the study tables are such round numbers; written ``1,000,000`` they
     make a table column twice as wide, which on a phone pushes the result columns off the
     screen.
 

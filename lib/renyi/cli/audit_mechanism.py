@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .audit import add_claim_options, claim_of, report
+from .report import add_claim_options, claim_of, report
 from .samples_io import UserError
 
 __all__ = ["add_parser", "load_database"]
