@@ -20,6 +20,7 @@ from renyi.lift import LeakageModel, epsilon_max, global_optimum
 from renyi.lift.optimum import Heuristics, SearchSettings
 from renyi.lift.optimum.boxes.bound import BoxLagrangian, Constraint
 from renyi.lift.optimum.boxes.cover import knapsack, linear_range, project, reduce_range, tighten
+from renyi.lift.optimum.boxes.multipliers import MultiplierSearch
 from renyi.lift.optimum.boxes.tree import BoxTree
 from renyi.lift.optimum.cones import Geometry
 from renyi.lift.optimum.polytope import lift_ranges
@@ -160,7 +161,7 @@ def test_root_box_contains_the_feasible_set(order):
     model = random_model(21, 8)
     eps = 0.05
     tree = BoxTree(Geometry(model, eps, order, SETTINGS))
-    lo, hi = tree.lo[0], tree.hi[0]
+    lo, hi = tree.boxes.lo[0], tree.boxes.hi[0]
     rng = np.random.default_rng(1)
     level = math.exp(order * eps)
     # Extreme points of Q along random linear objectives (SLSQP on the definition).
@@ -292,7 +293,7 @@ def test_minorant_lies_below_phi_and_keeps_its_curvature_floor(order):
     model = random_model(5, 6)
     lagrangian = BoxTree(Geometry(model, 0.05, order, SETTINGS)).lagrangian
     lo, hi = _random_boxes(rng, 30, 6)
-    minorant = lagrangian._constraints(lo, hi, (rng.uniform(lo, hi),))[1]
+    minorant = lagrangian.models(lo, hi, (rng.uniform(lo, hi),))[1]
     checked, beyond, tighter = 0, 0, 0.0
     for i in range(lo.shape[0]):
         points = _points_within_budget_ranges(rng, model, 0.05, order, lo[i], hi[i], 20)
@@ -342,8 +343,8 @@ def test_a_bound_at_a_point_outside_the_budgets_ranges_certifies_nothing(order):
     outside = np.any((z < lift_lo) | (z > lift_hi), axis=1)
     assert 10 < outside.sum() < outside.size - 10
     mu = rng.normal(0, 0.1, 6)
-    exact = lagrangian._constraints(lo, hi, (), np.ones(lo.shape[0], dtype=bool))[0]
-    bound, x, _, (_, offset, _) = lagrangian._bound(lo, hi, mu, np.full(lo.shape[0], 0.5), q, exact, steps=0)
+    exact = lagrangian.models(lo, hi, (), np.ones(lo.shape[0], dtype=bool))[0]
+    bound, x, _, (_, offset, _) = lagrangian.bound_at(lo, hi, mu, np.full(lo.shape[0], 0.5), q, exact, steps=0)
     np.testing.assert_allclose(x, q, atol=1e-12)
     z = x @ model.A.T
     outside = np.any((z < lift_lo) | (z > lift_hi), axis=1)
@@ -352,7 +353,7 @@ def test_a_bound_at_a_point_outside_the_budgets_ranges_certifies_nothing(order):
     # Started inside, the ascent's end point is kept where it is inside, else the start.
     inside = np.flatnonzero(~outside)
     constraint = exact.rows(inside)
-    bound, x, _, _ = lagrangian._bound(
+    bound, x, _, _ = lagrangian.bound_at(
         lo[inside], hi[inside], mu, np.full(inside.size, 0.5), q[inside], constraint, steps=30
     )
     z = x @ model.A.T
@@ -374,7 +375,8 @@ def test_a_box_with_no_point_within_the_budgets_ranges_is_bounded_by_minus_infin
     _, _, some = _feasible_z_range(model, 0.05, order, lo, hi)
     assert some.any() and not some.all()
     m = lo.shape[0]
-    bound = lagrangian(lo, hi, 0.5 * (lo + hi), 0.5 * (lo + hi), np.full(m, np.inf), np.full(m, np.inf), np.zeros(6))[0]
+    search = MultiplierSearch(lagrangian, SETTINGS)
+    bound = search(lo, hi, 0.5 * (lo + hi), 0.5 * (lo + hi), np.full(m, np.inf), np.full(m, np.inf), np.zeros(6)).bound
     np.testing.assert_array_equal(np.isneginf(bound), ~some)
     assert np.all(np.isfinite(bound[some]))
     level = math.exp(order * 0.05)
@@ -395,7 +397,7 @@ def test_models_stacked_into_one_ascent_are_each_model_row_by_row(order):
     lagrangian = BoxTree(Geometry(model, 0.05, order, SETTINGS)).lagrangian
     lo, hi = _random_boxes(rng, 30, 6)
     q = project(rng.uniform(lo, hi), lo, hi)
-    exact, *minorants = lagrangian._constraints(lo, hi, (rng.uniform(lo, hi), rng.uniform(lo, hi)))
+    exact, *minorants = lagrangian.models(lo, hi, (rng.uniform(lo, hi), rng.uniform(lo, hi)))
     which = rng.integers(0, 3, lo.shape[0])
     mixed = minorants[0].where(which == 2, minorants[1]).where(which == 0, exact)
     stacked = Constraint.stack([exact, minorants[0], minorants[1]])
@@ -546,7 +548,7 @@ def test_box_bounds_dominate_feasible_values(seed, k, eps, order):
 
     checked = 0
     for i in np.argsort(-bounds)[:12]:
-        lo, hi = tree.lo[i], tree.hi[i]
+        lo, hi = tree.boxes.lo[i], tree.boxes.hi[i]
         # Rejection sampling of box, plane and constraint.
         points = rng.uniform(lo, hi, (20_000, k))
         points = points + (1 - points.sum(axis=1, keepdims=True)) / k
@@ -648,7 +650,7 @@ def test_chunked_bounds_equal_one_piece():
                 tree.split(np.arange(bounds[0].size))
     assert len(submitted) >= 3 and min(submitted) >= 8  # rounds went out in two and three chunks
     for name in ("lo", "hi", "multiplier", "theta", "best_point", "rival", "cached"):
-        np.testing.assert_allclose(getattr(trees[0], name), getattr(trees[1], name), rtol=1e-8, atol=1e-12)
+        np.testing.assert_allclose(getattr(trees[0].boxes, name), getattr(trees[1].boxes, name), rtol=1e-8, atol=1e-12)
 
 
 @pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
@@ -822,7 +824,8 @@ def _assert_covered(tree, bounds, model, mu, points):
     cut off, whose bound ``tree.cut_off`` is."""
     d = points - model.p_y
     f = np.sum(d * d / model.p_y, axis=1) - d @ mu
-    inside = np.all((points[:, None] >= tree.lo[None] - 1e-12) & (points[:, None] <= tree.hi[None] + 1e-12), axis=2)
+    lo, hi = tree.boxes.lo[None] - 1e-12, tree.boxes.hi[None] + 1e-12
+    inside = np.all((points[:, None] >= lo) & (points[:, None] <= hi), axis=2)
     by_box = np.where(inside, bounds[None], -np.inf).max(axis=1)
     assert np.all(f <= np.maximum(by_box, tree.cut_off) * (1 + 1e-9) + 1e-12)
     return f, by_box
@@ -869,7 +872,7 @@ def test_boxes_and_the_parts_cut_off_cover_q_before_and_after_mu_moves(seed, k):
         if move is None:
             # The cuts did something: parts of Q keep the target as their bound...
             assert tree.cut_off > -np.inf
-            assert tree.reducing and tree.cut_bound.size > 0
+            assert tree.reducing and tree.cuts.bound.size > 0
             # ...and some samples lie in parts cut off (only a cut leaves a point outside every
             # box; how many depends on mu and the tree's path: 0.1 to 1 % at seed 51).  In 8
             # dimensions few do, but a reduction with half the slack fails the coverage check
@@ -903,9 +906,11 @@ def test_a_multiplier_search_ending_at_its_range_continues_beyond_it():
     for _ in range(8):
         bounds = tree.bounds(mu, target)
         tree.split(np.argsort(-bounds)[:16])
-    boxes = [getattr(tree, name) for name in ("lo", "hi", "start", "anchor", "multiplier", "multiplier_best")]
+    boxes = [getattr(tree.boxes, name) for name in ("lo", "hi", "start", "anchor", "multiplier", "multiplier_best")]
     narrow, wide = (
-        BoxLagrangian(tree.p, tree.A, tree.alpha, tree.level, tree.weight, searches[span])(*boxes, mu, target)[0]
+        MultiplierSearch(
+            BoxLagrangian(tree.p, tree.A, tree.alpha, tree.level, tree.weight, searches[span]), searches[span]
+        )(*boxes, mu, target).bound
         for span in (1.0, 5.0)
     )
     assert np.all(wide <= narrow + 1e-12 * np.abs(narrow))
@@ -919,9 +924,10 @@ def test_a_multiplier_search_ending_at_its_range_continues_beyond_it():
 
     checked = 0
     for i in better:
-        lo, hi = tree.lo[i], tree.hi[i]
+        lo, hi = tree.boxes.lo[i], tree.boxes.hi[i]
         # From the box's point of least Phi (feasible), and halfway from it to random points of the box.
-        least = _slsqp_on_q(model, order, 1e6, lambda q: _phi(model, q, order), tree.start[i], list(zip(lo, hi)), 300)
+        start_i = tree.boxes.start[i]
+        least = _slsqp_on_q(model, order, 1e6, lambda q: _phi(model, q, order), start_i, list(zip(lo, hi)), 300)
         for start in [least] + list(0.5 * (least + starts.uniform(lo, hi, (2, k)))):
             q = _slsqp_on_q(model, order, level, lambda q: -f_mu(q), start, list(zip(lo, hi)), 300)
             if np.all(q >= lo - 1e-12) and np.all(q <= hi + 1e-12) and abs(q.sum() - 1) < 1e-10:
@@ -949,14 +955,15 @@ def test_splits_across_the_widest_side_partition_each_box_and_return_its_childre
     children = tree.split(np.arange(1))
     for _ in range(3):
         assert children.size > 0
-        parents_lo, parents_hi = tree.lo[children].copy(), tree.hi[children].copy()
-        others = np.setdiff1d(np.arange(tree.lo.shape[0]), children)
-        kept = tree.lo[others].copy(), tree.hi[others].copy()
+        parents_lo, parents_hi = tree.boxes.lo[children].copy(), tree.boxes.hi[children].copy()
+        others = np.setdiff1d(np.arange(tree.boxes.lo.shape[0]), children)
+        kept = tree.boxes.lo[others].copy(), tree.boxes.hi[others].copy()
         children = tree.split(children, widest=True)
         assert children.size == 2 * parents_lo.shape[0]  # (no box here is thin enough to vanish)
-        assert np.array_equal(children, np.arange(tree.lo.shape[0] - children.size, tree.lo.shape[0]))
-        assert np.array_equal(tree.lo[: others.size], kept[0]) and np.array_equal(tree.hi[: others.size], kept[1])
-        lo, hi = tree.lo[children], tree.hi[children]
+        assert np.array_equal(children, np.arange(tree.boxes.lo.shape[0] - children.size, tree.boxes.lo.shape[0]))
+        assert np.array_equal(tree.boxes.lo[: others.size], kept[0])
+        assert np.array_equal(tree.boxes.hi[: others.size], kept[1])
+        lo, hi = tree.boxes.lo[children], tree.boxes.hi[children]
         n = parents_lo.shape[0]
         for parent in range(n):
             left, right = parent, n + parent
@@ -978,23 +985,23 @@ def _roll_back_by_extent(tree, entries, mu):
     """Undo cuts as their definition reads: every box and cut-off part whose extent lies
     within an outermost undone cut's outer box is merged into that box, with the largest of
     their bounds moved to mu (a pairwise comparison of extents, for a few hundred cuts)."""
-    outer_lo, outer_hi = tree.cut_outer
+    outer_lo, outer_hi = (tree.cuts.outer_lo, tree.cuts.outer_hi)
     lo, hi = outer_lo[entries], outer_hi[entries]
     inside = np.all((lo[:, None] >= lo[None]) & (hi[:, None] <= hi[None]), axis=2)
     np.fill_diagonal(inside, False)
     entries = entries[~inside.any(axis=1)]
-    box_bounds = tree.cached + tree._drift(tree.mu_at, mu, tree.lo, tree.hi)
-    part_bounds = tree.cut_bound + tree._drift(tree.cut_mu, mu, outer_lo, outer_hi)
-    merged, kept_boxes, kept_parts = [], np.ones(tree.lo.shape[0], bool), np.ones(tree.cut_bound.size, bool)
+    box_bounds = tree.boxes.cached + tree._drift(tree.boxes.mu_at, mu, tree.boxes.lo, tree.boxes.hi)
+    part_bounds = tree.cuts.bound + tree._drift(tree.cuts.mu, mu, outer_lo, outer_hi)
+    merged, kept_boxes, kept_parts = [], np.ones(tree.boxes.lo.shape[0], bool), np.ones(tree.cuts.bound.size, bool)
     for e in entries:
-        boxes = np.all((tree.lo >= outer_lo[e]) & (tree.hi <= outer_hi[e]), axis=1)
+        boxes = np.all((tree.boxes.lo >= outer_lo[e]) & (tree.boxes.hi <= outer_hi[e]), axis=1)
         parts = np.all((outer_lo >= outer_lo[e]) & (outer_hi <= outer_hi[e]), axis=1)
         merged.append(max(box_bounds[boxes].max(initial=-np.inf), part_bounds[parts].max(initial=-np.inf)))
         kept_boxes &= ~boxes
         kept_parts &= ~parts
     rows = np.concatenate(
         [
-            np.column_stack([tree.lo[kept_boxes], tree.hi[kept_boxes], tree.cached[kept_boxes]]),
+            np.column_stack([tree.boxes.lo[kept_boxes], tree.boxes.hi[kept_boxes], tree.boxes.cached[kept_boxes]]),
             np.column_stack([outer_lo[entries], outer_hi[entries], merged]),
         ]
     )
@@ -1023,26 +1030,26 @@ def test_undoing_cuts_merges_exactly_the_boxes_and_parts_inside_each_outermost_c
     for _ in range(9):
         bounds = tree.bounds(mu, target)
         tree.split(np.flatnonzero(bounds > target)[:40])
-    count = tree.cut_bound.size
-    assert count > 50 and np.any(tree.cut_parent >= 0)  # nested cuts among them
+    count = tree.cuts.bound.size
+    assert count > 50 and np.any(tree.cuts.parent >= 0)  # nested cuts among them
     moved = mu + 0.3 * rng.standard_normal(k)
     for share in (0.1, 0.5, 1.0):
         entries = np.sort(rng.choice(count, max(1, int(share * count)), replace=False))
         # (a subset with an undone cut nested inside another undone one)
-        assert share < 1 or np.any(np.isin(tree.cut_parent[entries], entries))
+        assert share < 1 or np.any(np.isin(tree.cuts.parent[entries], entries))
         mine = copy.deepcopy(tree)
         mine._roll_back(entries, moved)
         rows, kept_parts = _roll_back_by_extent(tree, entries, moved)
-        got = np.column_stack([mine.lo, mine.hi, mine.cached])
+        got = np.column_stack([mine.boxes.lo, mine.boxes.hi, mine.boxes.cached])
         assert got.shape == rows.shape
         np.testing.assert_array_equal(_sorted_rows(got), _sorted_rows(rows))
-        np.testing.assert_array_equal(mine.cut_bound, tree.cut_bound[kept_parts])
-        np.testing.assert_array_equal(mine.cut_outer[0], tree.cut_outer[0][kept_parts])
+        np.testing.assert_array_equal(mine.cuts.bound, tree.cuts.bound[kept_parts])
+        np.testing.assert_array_equal(mine.cuts.outer_lo, tree.cuts.outer_lo[kept_parts])
         # The lineage left points at the cuts left: each box's cut contains it.
-        held = mine.lineage >= 0
-        outer_lo, outer_hi = mine.cut_outer
-        assert np.all(mine.lo[held] >= outer_lo[mine.lineage[held]])
-        assert np.all(mine.hi[held] <= outer_hi[mine.lineage[held]])
+        held = mine.boxes.lineage >= 0
+        outer_lo, outer_hi = (mine.cuts.outer_lo, mine.cuts.outer_hi)
+        assert np.all(mine.boxes.lo[held] >= outer_lo[mine.boxes.lineage[held]])
+        assert np.all(mine.boxes.hi[held] <= outer_hi[mine.boxes.lineage[held]])
 
 
 def test_undoing_thousands_of_cuts_takes_memory_linear_in_the_tree():
@@ -1054,15 +1061,15 @@ def test_undoing_thousands_of_cuts_takes_memory_linear_in_the_tree():
     tree = BoxTree(Geometry(model, 0.02, 3, SETTINGS))
     mu = np.zeros(k)
     tree.bounds(mu)
-    while tree.lo.shape[0] < 2048:
-        tree.split(np.arange(tree.lo.shape[0]), widest=True)
-    n = tree.lo.shape[0]
-    before = tree.lo.copy(), tree.hi.copy()
+    while tree.boxes.lo.shape[0] < 2048:
+        tree.split(np.arange(tree.boxes.lo.shape[0]), widest=True)
+    n = tree.boxes.lo.shape[0]
+    before = tree.boxes.lo.copy(), tree.boxes.hi.copy()
     for _ in range(2):
-        tree.cached[:] = 1.0
-        width = tree.hi - tree.lo
-        tree._cut(np.arange(n), tree.lo + 0.01 * width, tree.hi - 0.01 * width, mu, 0.5)
-    assert tree.cut_bound.size == 2 * n and np.all(tree.cut_parent[n:] == np.arange(n))
+        tree.boxes.cached[:] = 1.0
+        width = tree.boxes.hi - tree.boxes.lo
+        tree._cut(np.arange(n), tree.boxes.lo + 0.01 * width, tree.boxes.hi - 0.01 * width, mu, 0.5)
+    assert tree.cuts.bound.size == 2 * n and np.all(tree.cuts.parent[n:] == np.arange(n))
     tracemalloc.start()
     try:
         tree._roll_back(np.arange(2 * n), mu)
@@ -1070,7 +1077,7 @@ def test_undoing_thousands_of_cuts_takes_memory_linear_in_the_tree():
     finally:
         tracemalloc.stop()
     assert peak < 16e6
-    assert tree.lo.shape[0] == n and tree.cut_bound.size == 0
-    merged = np.column_stack([tree.lo, tree.hi])
+    assert tree.boxes.lo.shape[0] == n and tree.cuts.bound.size == 0
+    merged = np.column_stack([tree.boxes.lo, tree.boxes.hi])
     np.testing.assert_array_equal(_sorted_rows(merged), _sorted_rows(np.column_stack(before)))
-    assert np.all(tree.cached == 1.0) and np.all(tree.lineage == -1)
+    assert np.all(tree.boxes.cached == 1.0) and np.all(tree.boxes.lineage == -1)

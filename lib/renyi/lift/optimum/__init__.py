@@ -51,12 +51,12 @@ from ..._validation import as_int, as_real_scalar, as_workers
 from .._numerics import NEGLIGIBLE_WEIGHT
 from ..channels import build_mechanism
 from ..model import GeneralLeakageModel, LeakageModel, check_eps, check_order
-from .boxes import WorkerPool
 from .bracket import CertifiedOptimum, best_upper_bound, certified, feasible_mechanism
 from .candidates import pull_inside
 from .cones import ConeTree, Geometry
 from .lp import merge_outputs, prune_outputs
 from .polytope import polytope_bound
+from .pool import WorkerPool
 from .search import BoxPhase, clock, cone_phase
 from .settings import Heuristics, Margins, SearchSettings
 

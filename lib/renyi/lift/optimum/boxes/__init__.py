@@ -69,7 +69,7 @@ points, so :math:`L\ge F_\mu` there.
   boxes instead of 1,378, and in the bounded family with 611 instead of 25,063.
 * **Speed.**  All trial multipliers of every constraint model run as one stacked ascent,
   and so do the searches that refine the winners (a round bounds tens of boxes, where the
-  cost of a numpy call, not its size, dominates), and with a :class:`WorkerPool` the
+  cost of a numpy call, not its size, dominates), and with a :class:`~renyi.lift.optimum.pool.WorkerPool` the
   boxes of a round are bounded in chunks by several processes
   (``global_optimum(..., workers=2)``).  Which :math:`\mu` the tree bounds
   (:mod:`renyi.lift.optimum` fits it to the KKT conditions of a locally optimal mechanism)
@@ -90,6 +90,6 @@ the faces and the boxes must shrink in every direction, so the gap closes slowly
 in the chapter *General leakage matrices* (``book/part2``).
 """
 
-from .tree import BoxTree, WorkerPool
+from .tree import BoxTree
 
-__all__ = ["BoxTree", "WorkerPool"]
+__all__ = ["BoxTree"]

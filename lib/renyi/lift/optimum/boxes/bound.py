@@ -12,16 +12,13 @@ import numpy as np
 from scipy import linalg
 
 from ..._numerics import TINY, power
-from .cover import cheapest_cover, congruence, cover_cost, knapsack, linear_range, outer, project, reduce_range
+from .cover import cheapest_cover, congruence, cover_cost, knapsack, linear_range, outer, project
 
 #: The exact remainder curvature is used where |z - z0| exceeds this fraction of max(z, z0).
 EXACT_REMAINDER_SPAN = 1e-2
 #: A cover from a nearby multiplier that had to grow this many times to certify is compared
 #: with the equal-cost shape (:meth:`BoxLagrangian._cover`).
 NEAR_GROWTH = 4.0
-#: A golden-section search whose best multiplier lies this far towards an end of its range
-#: (1: at the end; its last interval is 1 % of the range) ended there.
-EDGE = 0.9
 
 
 class Constraint:
@@ -153,34 +150,6 @@ class Constraint:
         return slope @ self.owner.A
 
 
-class Reduction:
-    """The boxes of one call, each narrowed by every tangent plane its bounds produce.
-
-    Every bound's tangent plane majorises F_mu on the box's feasible points, so each one's
-    range reduction (:func:`reduce_range`) is valid and they intersect.  With no finite target
-    nothing is reduced.
-    """
-
-    def __init__(self, lo, hi, target, settings):
-        self.settings = settings
-        self.boxes = (lo, hi)
-        self.lo, self.hi, self.target = lo.copy(), hi.copy(), target
-        self.active = bool(np.isfinite(target))
-
-    def narrow(self, rows, tangent):
-        """Narrow boxes ``rows`` by the reductions of these tangents.
-
-        Intersect boxes ``rows`` (one per row of the tangent; repeats allowed) with the
-        reductions of these tangents, each on the box as it was bounded.
-        """
-        if not self.active:
-            return
-        lo, hi = self.boxes
-        new_lo, new_hi = reduce_range(*tangent, lo[rows], hi[rows], self.target, self.settings)
-        np.maximum.at(self.lo, rows, new_lo)
-        np.minimum.at(self.hi, rows, new_hi)
-
-
 class BoxLagrangian:
     """The bound of F_mu on boxes: geometry only, so that it pickles small (worker processes)."""
 
@@ -207,7 +176,7 @@ class BoxLagrangian:
         d = q - self.p
         return np.sum(d * d / self.p, axis=-1) - d @ mu
 
-    def _box_z_range(self, lo, hi):
+    def box_z_range(self, lo, hi):
         """The range of z = A q on each box's points of the plane (:func:`linear_range`).
 
         Widened by a relative 1e-12 (the knapsack's round-off), the least floored at 0.
@@ -218,23 +187,23 @@ class BoxLagrangian:
     def _z_range(self, lo, hi, box_range=None):
         """The range of z = A q on each box's points of the plane within the budget's ranges.
 
-        The box's range (``box_range``, else :meth:`_box_z_range`) intersected with
+        The box's range (``box_range``, else :meth:`box_z_range`) intersected with
         ``lift_range`` (every feasible posterior's z lies in it,
         :func:`~renyi.lift.optimum.polytope.lift_ranges`).  A box that holds no point within
         those ranges, and so no feasible one, keeps the box's range (:meth:`__call__` bounds it
         by -inf).
         """
-        z_lo, z_hi = self._box_z_range(lo, hi) if box_range is None else box_range
+        z_lo, z_hi = self.box_z_range(lo, hi) if box_range is None else box_range
         new_lo, new_hi = np.maximum(z_lo, self.lift_lo), np.minimum(z_hi, self.lift_hi)
-        ok = ~self._misses_budget((z_lo, z_hi))[:, None]
+        ok = ~self.misses_budget((z_lo, z_hi))[:, None]
         return np.where(ok, new_lo, z_lo), np.where(ok, new_hi, z_hi)
 
-    def _misses_budget(self, box_range):
+    def misses_budget(self, box_range):
         """Which boxes (their z ranges ``box_range``) hold no point within the budget's ranges."""
         z_lo, z_hi = box_range
         return np.any((z_lo > self.lift_hi) | (z_hi < self.lift_lo), axis=-1)
 
-    def _outside(self, q):
+    def outside(self, q):
         """Which rows of ``q`` have z = A q outside the budget's ranges (no feasible point does)."""
         z = q @ self.A.T
         return np.any((z < self.lift_lo) | (z > self.lift_hi), axis=-1)
@@ -273,7 +242,7 @@ class BoxLagrangian:
         """Row sums of an entrywise bound above of a Hessian A^T diag(d) A (the ascent's metric only)."""
         return (diagonal * self.A.sum(axis=1)) @ self.A
 
-    def _concave_from(self, h):
+    def concave_from(self, h):
         """The smallest multiplier m that makes F_mu - m Phi concave on each box without theta.
 
         ``h`` is a bound of Phi's Hessian on each box.
@@ -409,11 +378,11 @@ class BoxLagrangian:
         shape = np.where(ok, shape, start)
         return cheaper(certified(shape + self.settings.margins.cover_floor * shape.max(axis=-1, keepdims=True)), best)
 
-    def _bound(self, lo, hi, mu, multiplier, start, constraint, steps=None, least=True, near=None):
+    def bound_at(self, lo, hi, mu, multiplier, start, constraint, steps=None, least=True, near=None):
         """Certified max of F_mu over each box's feasible points.
 
         The ascent's end point, theta,
-        and a tangent plane of the Lagrangian there (:func:`reduce_range`).
+        and a tangent plane of the Lagrangian there (:func:`~renyi.lift.optimum.boxes.cover.reduce_range`).
 
         ``constraint`` (a :class:`Constraint`) is Phi itself or a minorant of it on the box's
         feasible points; ``least`` whether the cover is the least-cost one (else the cheapest
@@ -467,7 +436,7 @@ class BoxLagrangian:
         # the end points had one z beyond its range.  A tangent outside them bounds nothing.
         within = constraint.within[:, None]
         x = np.where(within, self._back_inside(x_start, x), x)
-        outside = self._outside(x) & constraint.within
+        outside = self.outside(x) & constraint.within
         g = gradient(x)
         values, lifted, cover = self._values(x, mu), multiplier * phi(x), np.sum(theta * (x - lo) * (hi - x), axis=-1)
         at_x = values + (multiplier * level - lifted) + cover
@@ -482,7 +451,7 @@ class BoxLagrangian:
         )
         return bound + self.settings.margins.box_bound * np.abs(bound) + 1e-15, x, theta, (g, offset, spread)
 
-    def _constraints(self, lo, hi, points, within=None):
+    def models(self, lo, hi, points, within=None):
         """Phi itself and its quadratic minorants on the boxes.
 
         Phi itself (Hessian bound where z = A q is least) and its quadratic minorants
@@ -491,9 +460,9 @@ class BoxLagrangian:
         points within those ranges (:meth:`_z_range`), elsewhere on the whole box.
         """
         a, w = self.alpha, self.weight
-        box_range = self._box_z_range(lo, hi)
+        box_range = self.box_z_range(lo, hi)
         if within is None:
-            within = ~self._misses_budget(box_range)
+            within = ~self.misses_budget(box_range)
         ranged = self._z_range(lo, hi, box_range)
         z_range = tuple(np.where(within[:, None], r, b) for r, b in zip(ranged, box_range))
         # Phi's Hessian A^T diag(w a (a - 1) z^(a - 2)) A is largest where z is greatest for
@@ -511,210 +480,3 @@ class BoxLagrangian:
             # of that, larger at alpha = 5, left the ascent's bounds higher after its steps)
             models.append(Constraint(self, h, self._row_sums(2 * w * kappa), within, z0, kappa))
         return models
-
-    def _trials(self, lo, hi, mu, multipliers, start, constraints, reduction, least=True):
-        """Short ascents for every trial multiplier, all at once.
-
-        Short ascents for every row of ``multipliers`` (trials x boxes), row t with the model
-        ``constraints[t]``, all at once; results trials x boxes.
-        """
-        n_trials, m = multipliers.shape
-        tile = np.tile(np.arange(m), n_trials)
-        bound, x, theta, tangent = self._bound(
-            lo[tile],
-            hi[tile],
-            mu,
-            multipliers.ravel(),
-            start[tile],
-            Constraint.stack(constraints),
-            self.settings.heuristics.trial_steps,
-            least,
-        )
-        reduction.narrow(tile, tangent)
-        return bound.reshape(n_trials, m), x.reshape(n_trials, m, -1), theta.reshape(n_trials, m, -1)
-
-    def _golden(self, lo, hi, mu, rows, constraint, best, centre, bound_multiplier, start, reduction, span):
-        """Golden-section search of the multiplier in ``[centre / span, centre * span]`` for boxes ``rows``.
-
-        Every evaluation is a valid bound, so ``best`` and ``bound_multiplier`` (updated in place)
-        keep the smallest seen; the search only decides where to look.
-        """
-        rows = rows[centre[rows] > 0]
-        if rows.size == 0:
-            return
-        g = (math.sqrt(5) - 1) / 2
-        u = np.log(centre[rows])
-        a, b = u - math.log(span), u + math.log(span)
-        sub = constraint.rows(rows)
-        # Each evaluation's cover starts from the previous one's (the fixed shapes are ranked
-        # once, at the first).
-        cover = [None]
-
-        def f(points):
-            multiplier = np.exp(points)
-            bound, _, cover[0], tangent = self._bound(
-                lo[rows],
-                hi[rows],
-                mu,
-                multiplier,
-                start[rows],
-                sub,
-                self.settings.heuristics.trial_steps,
-                near=cover[0],
-            )
-            reduction.narrow(rows, tangent)
-            better = bound < best[rows]
-            best[rows[better]], bound_multiplier[rows[better]] = bound[better], multiplier[better]
-            return bound
-
-        c, d = b - g * (b - a), a + g * (b - a)
-        fc, fd = f(c), f(d)
-        for _ in range(self.settings.heuristics.golden_evaluations - 2):
-            left = fc <= fd
-            a, b = np.where(left, a, c), np.where(left, d, b)
-            new = np.where(left, b - g * (b - a), a + g * (b - a))
-            fn = f(new)
-            c, d = np.where(left, new, d), np.where(left, c, new)
-            fc, fd = np.where(left, fn, fd), np.where(left, fc, fn)
-
-    def _finish(self, lo, hi, mu, rows, constraint, best, best_x, best_theta, bound_multiplier, reduction):
-        """The long ascent at the multiplier of each box's best bound (kept where it is better).
-
-        The children inherit the coarse winner's multiplier (their trial grid drifts otherwise:
-        at |Y| = 10, eps_max / 2, a gap twenty times larger within the same limit) and try
-        this one too.
-        """
-        if rows.size == 0:
-            return
-        final_multiplier = bound_multiplier[rows]
-        bound, x, theta, tangent = self._bound(
-            lo[rows], hi[rows], mu, final_multiplier, best_x[rows], constraint.rows(rows)
-        )
-        reduction.narrow(rows, tangent)
-        keep = bound < best[rows]
-        best[rows[keep]], best_x[rows[keep]], best_theta[rows[keep]] = bound[keep], x[keep], theta[keep]
-
-    def __call__(self, lo, hi, start, anchor, multiplier, multiplier_best, mu, target=-np.inf):
-        """Bound boxes with each trial multiplier and constraint model; keep the best per box.
-
-        ``multiplier`` is each box's previous multiplier (inf: none yet), the centre of the trial
-        grid, and ``multiplier_best`` the one its previous bound came from (tried too: a child that
-        did not try it could not match its parent's bound, and would keep that bound for
-        round after round).  Returns the bounds, the ascent end points, the coarse winners'
-        multipliers and the bounds' multipliers, the covers theta, the rival maximisers, and
-        each box narrowed to where F_mu may exceed ``target`` (:class:`Reduction`).  A box
-        whose trials already bound it below ``target`` is not refined.  The trials of all
-        constraint models run as one stacked ascent (trial-major rows), so a box costs a few
-        array operations rather than a Python loop per trial.
-        """
-        m = lo.shape[0]
-        # A box whose best multiplier was 0 gets the root's wide grid: multiples of 0 are 0,
-        # and its children would otherwise never try another (at |Y| = 10, eps = 0.02 such
-        # boxes held the bound for a quarter of a 60-s run, and the gap halved without them).
-        fresh = ~np.isfinite(multiplier) | (multiplier == 0)
-        known = np.where(fresh, 0.0, multiplier)
-        # Phi's minorant is expanded at the ascent's start (the parent's end point) and at the
-        # point the parent's own bound expanded it at: neither dominates (a child whose only
-        # minorant was at the end point stayed 20 % above its parent's bound round after round
-        # in the bounded family at eps = 0.02; with only the inherited point |Y| = 20 below
-        # eps_max took about four times as long).
-        # The budget's z ranges tighten a box's bounds only where its ascent starts within them
-        # (they hold where it ends, :meth:`_bound`); elsewhere the bounds hold on the whole box
-        # (with a tiny prior entry most children's starts lie outside, and without this the gap
-        # stalls: ``make bench`` lift case "min P_Y 8e-05, |Y|=10", alpha = 3, eps = 0.02).
-        within = ~self._outside(project(np.clip(start, lo, hi), lo, hi))
-        constraints = self._constraints(lo, hi, (start, anchor), within)
-        multipliers, models = [], []
-        for c, constraint in enumerate(constraints):
-            if c == 2:
-                # The parent's minorant only at the parent's multiplier: what lets a child match
-                # its parent's bound (a full grid here cost more than it gained below eps_max).
-                trials = [np.where(fresh, known, multiplier_best)]
-            else:
-                trials = [known * s for s in self.settings.heuristics.multiplier_steps]
-                # Also the multiplier from which the Lagrangian is concave with no cover at all.
-                threshold = self._concave_from(constraint.h)
-                if np.all(np.isfinite(threshold)):
-                    trials += [threshold * s for s in self.settings.heuristics.threshold_steps]
-                # The multiplier of the parent's bound, so that a child can always match it.
-                trials.append(np.where(fresh, known, multiplier_best))
-                if fresh.any():
-                    trials += [
-                        np.where(fresh, multiplier, known) for multiplier in self.settings.heuristics.root_multipliers
-                    ]
-            multipliers += trials
-            models += [c] * len(trials)
-        # A short ascent ranks the trials, with the fixed shapes of cover only (the least-cost
-        # one costs most of a bound, and at |Y| = 20 ranking with it left a gap over ten times
-        # larger within the same limit); the winner's is refined and continued below with it.  All
-        # models' trials run as one stacked ascent.
-        multipliers, models = np.stack(multipliers), np.array(models)
-        # Every bound also narrows its box to where F_mu may exceed the target.
-        reduction = Reduction(lo, hi, target, self.settings)
-        bounds, points, thetas = self._trials(
-            lo, hi, mu, multipliers, start, [constraints[c] for c in models], reduction, least=False
-        )
-        # The first best trial per box; a box with no finite bound keeps its start.
-        top, rows = np.argmin(bounds, axis=0), np.arange(m)
-        best, ok = bounds[top, rows], np.isfinite(bounds[top, rows])
-        best_x = np.where(ok[:, None], points[top, rows], start)
-        best_multiplier = np.where(ok, multipliers[top, rows], known)
-        bound_multiplier = best_multiplier.copy()
-        best_theta = np.where(ok[:, None], thetas[top, rows], 0.0)
-        winner = models[top]
-        # Every box is refined with the model its best trial used, all in one stacked search (at
-        # |Y| = 10 a round bounds 60 boxes or so, where a search per model cost a third more).
-        second = winner == 2
-        constraint = constraints[1].where(second, constraints[2]).where(winner == 0, constraints[0])
-        # (A box already below the target needs no better bound: it will not be split.)
-        rows = np.flatnonzero(best > target)
-        if rows.size:
-            # The bound is roughly convex in multiplier, often with a sharp minimum between the
-            # coarse trials (at |Y| = 10, eps_max / 2, a box 7.9e-4 above the value at the
-            # coarse winner was 1.5e-4 above 2 % further on): a golden-section search.
-            h = self.settings.heuristics
-            self._golden(
-                lo, hi, mu, rows, constraint, best, best_multiplier, bound_multiplier, best_x, reduction, h.golden_span
-            )
-            results = (best, best_x, best_theta, bound_multiplier, reduction)
-            self._finish(lo, hi, mu, rows, constraint, *results)
-            # The trials rank the multipliers with fixed shapes of cover, which cost most where
-            # the Lagrangian is most convex, at small multipliers, so the coarse winner can lie
-            # far from the least-cost cover's best.  Where the search ends at an end of its
-            # range, a second one continues beyond it, up to ``golden_wide_span`` times further
-            # (at |Y| = 20, alpha = 3, eps = 0.02 a subtree held the upper bound for 100 s, each
-            # box's own bound above the one it inherited; 2.2 times below the coarse winner
-            # its boxes' bounds were 0.018 lower, below the target).
-            with np.errstate(divide="ignore", invalid="ignore"):
-                side = np.log(bound_multiplier / best_multiplier) / math.log(h.golden_span)
-            side = np.where(np.isfinite(side), side, 0.0)
-            edge = rows[(best[rows] > target) & (np.abs(side[rows]) > EDGE)]
-            if edge.size and h.golden_wide_span > 1:
-                before = bound_multiplier.copy()
-                centre = before * math.sqrt(h.golden_wide_span) ** np.sign(side)
-                span = math.sqrt(h.golden_wide_span)
-                self._golden(lo, hi, mu, edge, constraint, best, centre, bound_multiplier, best_x, reduction, span)
-                self._finish(lo, hi, mu, edge[bound_multiplier[edge] != before[edge]], constraint, *results)
-        # The rival: the maximiser of the best trial with a smaller multiplier.
-        smaller = np.where(multipliers < best_multiplier, bounds, np.inf)
-        pick = np.argmin(smaller, axis=0)
-        has = np.isfinite(smaller[pick, np.arange(m)])
-        rival = np.where(has[:, None], points[pick, np.arange(m)], best_x)
-        # Where the winning minorant was expanded (the exact model's boxes keep their start).
-        best_anchor = np.where(second[:, None], anchor, start)
-        # A box that holds no point within the budget's ranges holds no feasible point: F_mu has
-        # no maximum there at any mu.  (With a tiny prior entry two boxes in three can be such;
-        # each would keep its parent's bound and be split again and again: ``make bench`` lift
-        # case "min P_Y 8e-05, |Y|=10", alpha = 3, eps = 0.02.)
-        best = np.where(self._misses_budget(self._box_z_range(lo, hi)), -np.inf, best)
-        return (
-            best,
-            best_x,
-            best_multiplier,
-            bound_multiplier,
-            best_theta,
-            rival,
-            best_anchor,
-            reduction.lo,
-            reduction.hi,
-        )

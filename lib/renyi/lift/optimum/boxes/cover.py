@@ -150,7 +150,7 @@ def reduce_range(slope, offset, spread, lo, hi, target, settings):
     r"""Range reduction: the sub-box outside which no point of the box can have ``F_mu > target``.
 
     ``offset + slope . q`` majorises :math:`F_\mu` on the box's feasible points (a tangent plane
-    of the concave Lagrangian, :meth:`BoxLagrangian._bound`).  For any :math:`\tau`, on the
+    of the concave Lagrangian, :meth:`BoxLagrangian.bound_at`).  For any :math:`\tau`, on the
     box and the plane :math:`\mathbf 1^{\mathsf T}q=1`,
     :math:`g^{\mathsf T}q=\tau+\sum_y(g_y-\tau)q_y\le M-|g_y-\tau|\,r_y(q)`, where
     :math:`M=\tau+\sum_y\max(g_y-\tau,0)u_y+\min(g_y-\tau,0)\ell_y` and :math:`r_y(q)` is

@@ -1,15 +1,10 @@
-"""The box tree and the worker processes that bound its boxes.
+"""The box tree of the box branch and bound.
 
-The box tree (a partition of a box around the feasible set, each box with a certified bound
-of F_mu) and the worker processes that bound a round's boxes.
+A partition of a box around the feasible set, each box with a certified bound of F_mu, bounded
+in rounds (with a :class:`~renyi.lift.optimum.pool.WorkerPool`, in chunks on its workers).
 """
 
 from __future__ import annotations
-
-import multiprocessing
-import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 from scipy import optimize
@@ -18,69 +13,8 @@ from ..bracket import output_chi2_radius
 from ..polytope import lift_ranges
 from .bound import BoxLagrangian
 from .cover import knapsack, tighten
-
-#: Thread counts of the BLAS libraries numpy may use, set to 1 in worker processes.
-BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def _warm_up():
-    """A no-op task: unpickling it imports this module (numpy, scipy) in a fresh worker."""
-
-
-class WorkerPool:
-    """Worker processes that bound chunks of a round's boxes while this process bounds one.
-
-    Started with ``spawn`` on every platform: a forked child of a process with BLAS
-    threads can deadlock, and the same start method everywhere behaves the same.  As with
-    any process pool, a script that uses it must run under ``if __name__ == "__main__":``;
-    a pool that breaks (without that guard its workers fail at their start) raises a
-    ``RuntimeError`` that says so.  The workers start at once (a no-op task each), so that
-    they boot while the first LP and the channel searches run.
-    """
-
-    def __init__(self, processes):
-        self.workers = processes
-        self.executor = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
-        # One BLAS thread per worker: its matrices are |Y| x |Y|, and threads would only
-        # compete with the other processes for the cores.  A spawned child takes the
-        # environment of the moment it starts, which is at these submits.
-        saved = {name: os.environ.get(name) for name in BLAS_THREAD_VARIABLES}
-        os.environ.update({name: "1" for name in BLAS_THREAD_VARIABLES})
-        try:
-            for _ in range(processes):
-                self.executor.submit(_warm_up)
-        except BrokenProcessPool as err:
-            # (a submit can find the pool broken already: a worker that failed at its start)
-            self.executor.shutdown(wait=True, cancel_futures=True)
-            raise self._explained() from err
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name)
-                else:
-                    os.environ[name] = value
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, traceback):
-        self.executor.shutdown(wait=True, cancel_futures=True)
-        if isinstance(error, BrokenProcessPool):
-            raise self._explained() from error
-
-    def _explained(self):
-        """A broken pool's likely cause and the way out, as the caller of ``global_optimum`` sees it.
-
-        A spawned worker imports the calling script; one that starts ``global_optimum`` outside
-        ``if __name__ == "__main__":`` fails at that import, and the pool then reports only that a
-        child "terminated abruptly".
-        """
-        return RuntimeError(
-            f"a worker process of global_optimum(..., workers={self.workers + 1}) ended abruptly. In a "
-            'script, call global_optimum under if __name__ == "__main__": (each worker is a new Python '
-            "process that imports the script); otherwise a worker may have been killed, for example for "
-            "memory. workers=1 runs in this process alone."
-        )
+from .multipliers import BoxBounds, MultiplierSearch
+from .state import BoxState, CutState
 
 
 class BoxTree:
@@ -100,40 +34,17 @@ class BoxTree:
         lift_lo, lift_hi = lift_ranges(geo.p_x, geo.eps, geo.alpha)
         lift_range = (lift_lo * (1 - 1e-12), lift_hi * (1 + 1e-12))
         self.lagrangian = BoxLagrangian(self.p, self.A, self.alpha, self.level, self.weight, self.settings, lift_range)
+        self.search = MultiplierSearch(self.lagrangian, self.settings)
         self.basis = self.lagrangian.basis
         self._phi, self._grad_phi = self.lagrangian._phi, self.lagrangian._grad_phi
         self._quadratic_minorant = self.lagrangian._quadratic_minorant
         lo, hi, _ = tighten(*(b[None] for b in self._root()))
-        self.lo, self.hi = lo, hi
-        # Per box: its multiplier (inf: not yet chosen; the centre of its children's trials),
-        # the multiplier of its bound (after refinement), cover, where the ascent starts, its
-        # end point, the rival maximiser, and the cached bound with the mu it was computed at.
-        self.multiplier = np.full(1, np.inf)
-        self.multiplier_best = np.full(1, np.inf)
-        self.theta = np.zeros((1, n))
-        self.start = self.p[None].copy()
-        # Where the minorant of each box's bound was expanded, and its children's second point.
-        self.anchor = self.p[None].copy()
-        self.anchor_best = self.p[None].copy()
-        self.best_point = self.p[None].copy()
-        self.rival = self.p[None].copy()
-        self.cached = np.full(1, np.inf)
-        # Whether the box has not been bounded itself yet (a child keeps its parent's bound,
-        # valid on the smaller box, until it is).
-        self.unbounded = np.ones(1, dtype=bool)
-        self.mu_at = np.zeros((1, n))
-        # What range reduction cut off (:meth:`_cut`), one entry per cut: the box before it,
-        # the bound of F_mu on what was cut off (the target then), that mu, and the box's
-        # multiplier and end point (for when the cut is undone).  The boxes and these parts
-        # together cover Q.
-        self.cut_outer = (np.empty((0, n)), np.empty((0, n)))
-        self.cut_bound, self.cut_mu = np.empty(0), np.empty((0, n))
-        self.cut_multiplier, self.cut_point = np.empty(0), np.empty((0, n))
-        # Lineage: the innermost cut whose box contains each box (-1: none), and the cut that
-        # contained each cut's box when it was made, so that undoing a cut finds what lies
-        # inside it in time linear in the tree (:meth:`_roll_back`).
-        self.lineage = np.full(1, -1)
-        self.cut_parent = np.empty(0, dtype=np.intp)
+        #: The boxes (:class:`~renyi.lift.optimum.boxes.state.BoxState`), first the root.
+        self.boxes = BoxState.fresh(
+            lo, hi, self.p[None], np.full(1, np.inf), np.full(1, -1), np.zeros(n), np.full(1, np.inf)
+        )
+        #: What range reduction cut off them (:meth:`_cut`); boxes and cuts together cover Q.
+        self.cuts = CutState.empty(n)
         # Whether evaluations still cut: not after a cut has been undone (see _roll_back).
         self.reducing = True
         #: The largest bound of F_mu on the parts cut off, at the last mu bounded (-inf: none).
@@ -200,30 +111,29 @@ class BoxTree:
         Bound the boxes ``which`` and store the results; with a pool, its workers take all
         chunks but the last, which this process bounds meanwhile.
         """
-        args = tuple(
-            getattr(self, name)[which] for name in ("lo", "hi", "start", "anchor", "multiplier", "multiplier_best")
-        )
+        b = self.boxes
+        args = (b.lo, b.hi, b.start, b.anchor, b.multiplier, b.multiplier_best)
+        args = tuple(a[which] for a in args)
         free = 0 if self.pool is None else self.pool.workers - self.busy_workers
         chunks = min(free + 1, which.size // self.settings.heuristics.pool_min_boxes)
         if chunks <= 1:
-            results = self.lagrangian(*args, mu, target)
+            found = self.search(*args, mu, target)
         else:
             parts = [np.array_split(a, chunks) for a in args]
             futures = [
-                self.pool.executor.submit(self.lagrangian, *(part[i] for part in parts), mu, target)
+                self.pool.executor.submit(self.search, *(part[i] for part in parts), mu, target)
                 for i in range(chunks - 1)
             ]
-            mine = self.lagrangian(*(part[-1] for part in parts), mu, target)
-            results = [np.concatenate(r) for r in zip(*[f.result() for f in futures], mine)]
-        best, best_x, best_multiplier, bound_multiplier, best_theta, rival, best_anchor, cut_lo, cut_hi = results
-        self.anchor_best[which] = best_anchor
+            mine = self.search(*(part[-1] for part in parts), mu, target)
+            found = BoxBounds.concat([f.result() for f in futures] + [mine])
+        b.anchor_best[which] = found.anchor
         # A box lies in its parent, and a bound at another mu moves by the knapsack shift:
         # ``prior`` is valid too, and the smaller of the two is kept.
-        self.cached[which], self.mu_at[which], self.rival[which] = np.minimum(best, prior), mu, rival
-        self.unbounded[which] = False
-        self.best_point[which], self.multiplier[which], self.theta[which] = best_x, best_multiplier, best_theta
-        self.multiplier_best[which] = bound_multiplier
-        self._cut(which, cut_lo, cut_hi, mu, target)
+        b.cached[which], b.mu_at[which], b.rival[which] = np.minimum(found.bound, prior), mu, found.rival
+        b.unbounded[which] = False
+        b.best_point[which], b.multiplier[which], b.theta[which] = found.point, found.multiplier, found.theta
+        b.multiplier_best[which] = found.bound_multiplier
+        self._cut(which, found.cut_lo, found.cut_hi, mu, target)
 
     def _drift(self, mu_from, mu, lo, hi):
         """How much a bound of F_mu at ``mu_from`` can rise at ``mu`` on each box.
@@ -242,24 +152,26 @@ class BoxTree:
         """
         if not np.isfinite(target) or not self.reducing:
             return
+        b = self.boxes
         lo, hi, nonempty = tighten(cut_lo, cut_hi)
-        live = self.cached[which] > target
-        self.cached[which[live & ~nonempty]] = target
-        moved = nonempty & live & (np.any(lo > self.lo[which], axis=1) | np.any(hi < self.hi[which], axis=1))
+        live = b.cached[which] > target
+        b.cached[which[live & ~nonempty]] = target
+        moved = nonempty & live & (np.any(lo > b.lo[which], axis=1) | np.any(hi < b.hi[which], axis=1))
         idx = which[moved]
         if idx.size == 0:
             return
-        grow = lambda old, new: np.concatenate([old, new])
-        self.cut_parent = grow(self.cut_parent, self.lineage[idx])
-        self.lineage[idx] = self.cut_bound.size + np.arange(idx.size)
-        self.cut_outer = tuple(map(grow, self.cut_outer, (self.lo[idx], self.hi[idx])))
-        self.cut_bound = grow(self.cut_bound, np.full(idx.size, float(target)))
-        self.cut_mu = grow(self.cut_mu, np.broadcast_to(mu, (idx.size, mu.size)))
-        self.cut_multiplier, self.cut_point = (
-            grow(self.cut_multiplier, self.multiplier[idx]),
-            grow(self.cut_point, self.best_point[idx]),
+        new = CutState(
+            outer_lo=b.lo[idx],
+            outer_hi=b.hi[idx],
+            bound=np.full(idx.size, float(target)),
+            mu=np.broadcast_to(mu, (idx.size, mu.size)),
+            multiplier=b.multiplier[idx],
+            point=b.best_point[idx],
+            parent=b.lineage[idx],
         )
-        self.lo[idx], self.hi[idx] = lo[moved], hi[moved]
+        b.lineage[idx] = len(self.cuts) + np.arange(idx.size)
+        self.cuts = self.cuts.concat(new)
+        b.lo[idx], b.hi[idx] = lo[moved], hi[moved]
 
     def _roll_back(self, entries, mu):
         """Undo the cuts ``entries`` (by entry index).
@@ -283,7 +195,8 @@ class BoxTree:
         ``make bench``, the cuts stay: there they take 3 to 20 times fewer boxes.
         """
         self.reducing = False
-        count = self.cut_bound.size
+        boxes, cuts = self.boxes, self.cuts
+        count = len(cuts)
         chosen = np.zeros(count, dtype=bool)
         chosen[entries] = True
         # owner[i]: the outermost undone cut that cut i descends from (itself included), -1 if
@@ -293,43 +206,29 @@ class BoxTree:
             live = np.flatnonzero(at >= 0)
             hit = live[chosen[at[live]]]
             owner[hit] = at[hit]
-            at[live] = self.cut_parent[at[live]]
+            at[live] = cuts.parent[at[live]]
         entries = np.flatnonzero(chosen & (owner == np.arange(count)))
         slot = np.full(count, -1)
         slot[entries] = np.arange(entries.size)
-        box_owner = np.where(self.lineage >= 0, owner[np.maximum(self.lineage, 0)], -1)
+        box_owner = np.where(boxes.lineage >= 0, owner[np.maximum(boxes.lineage, 0)], -1)
         drop_box, drop_part = box_owner >= 0, owner >= 0
-        outer_lo, outer_hi = self.cut_outer
-        box_bounds = self.cached + self._drift(self.mu_at, mu, self.lo, self.hi)
-        part_bounds = self.cut_bound + self._drift(self.cut_mu, mu, outer_lo, outer_hi)
+        box_bounds = boxes.cached + self._drift(boxes.mu_at, mu, boxes.lo, boxes.hi)
+        part_bounds = cuts.bound + self._drift(cuts.mu, mu, cuts.outer_lo, cuts.outer_hi)
         merged = np.full(entries.size, -np.inf)
         np.maximum.at(merged, slot[box_owner[drop_box]], box_bounds[drop_box])
         np.maximum.at(merged, slot[owner[drop_part]], part_bounds[drop_part])
-        lo, hi = outer_lo[entries], outer_hi[entries]
-        point, multiplier = self.cut_point[entries], self.cut_multiplier[entries]
-        fields = {
-            "lo": lo,
-            "hi": hi,
-            "cached": merged,
-            "mu_at": np.broadcast_to(mu, lo.shape),
-            "multiplier": multiplier,
-            "multiplier_best": multiplier,
-            "theta": np.zeros_like(lo),
-            "unbounded": np.ones(entries.size, dtype=bool),
-            # (the cut around an outermost undone one is not undone: it stays)
-            "lineage": self.cut_parent[entries],
-        }
-        fields.update({name: point for name in ("start", "anchor", "anchor_best", "best_point", "rival")})
-        for name, new in fields.items():
-            setattr(self, name, np.concatenate([getattr(self, name)[~drop_box], new]))
+        undone = cuts.take(entries)
+        # (the cut around an outermost undone one is not undone: it stays)
+        whole = BoxState.fresh(
+            undone.outer_lo, undone.outer_hi, undone.point, undone.multiplier, undone.parent, mu, merged
+        )
+        boxes = boxes.take(~drop_box).concat(whole)
         # The cuts left are renumbered; none of them descends from a dropped one.
         renumber = np.cumsum(~drop_part) - 1
-        self.lineage = np.where(self.lineage >= 0, renumber[np.maximum(self.lineage, 0)], -1)
-        parent = self.cut_parent[~drop_part]
-        self.cut_parent = np.where(parent >= 0, renumber[np.maximum(parent, 0)], -1)
-        self.cut_outer = tuple(a[~drop_part] for a in self.cut_outer)
-        for name in ("cut_bound", "cut_mu", "cut_multiplier", "cut_point"):
-            setattr(self, name, getattr(self, name)[~drop_part])
+        boxes.lineage = np.where(boxes.lineage >= 0, renumber[np.maximum(boxes.lineage, 0)], -1)
+        cuts = cuts.take(~drop_part)
+        cuts.parent = np.where(cuts.parent >= 0, renumber[np.maximum(cuts.parent, 0)], -1)
+        self.boxes, self.cuts = boxes, cuts
 
     def bounds(self, mu, target=-np.inf, ceiling=None, limit=None):
         """A certified bound of F_mu over Q in every box.
@@ -346,28 +245,34 @@ class BoxTree:
         undoing every cut.
         """
         ceiling = target if ceiling is None else ceiling
-        parts = self.cut_bound + self._drift(self.cut_mu, mu, *self.cut_outer)
+        parts = self._cut_bounds(mu)
         if np.any(parts > ceiling):
             self._roll_back(np.flatnonzero(parts > ceiling), mu)
-            parts = self.cut_bound + self._drift(self.cut_mu, mu, *self.cut_outer)
-        bounds = self.cached + self._drift(self.mu_at, mu, self.lo, self.hi)
+            parts = self._cut_bounds(mu)
+        b = self.boxes
+        bounds = b.cached + self._drift(b.mu_at, mu, b.lo, b.hi)
         # A box bounded at this very mu is not bounded again (its bound would not change).
-        current = ~self.unbounded & np.all(self.mu_at == mu[None, :], axis=1)
+        current = ~b.unbounded & np.all(b.mu_at == mu[None, :], axis=1)
         stale = np.flatnonzero((bounds > target) & ~current)
         if limit is not None and stale.size > limit:
             stale = stale[np.argsort(-bounds[stale], kind="stable")[:limit]]
         self.evaluated = stale.size
         if stale.size:
             self._evaluate(stale, mu, bounds[stale], target)
-            bounds[stale] = self.cached[stale]
+            bounds[stale] = self.boxes.cached[stale]
         # (a part cut off in this round is bounded at this mu, by the target)
-        new = self.cut_bound[parts.size :]
+        new = self.cuts.bound[parts.size :]
         self.cut_off = max(float(parts.max(initial=-np.inf)), float(new.max(initial=-np.inf)))
         return bounds
 
+    def _cut_bounds(self, mu):
+        """A bound of F_mu on each part cut off, moved from the mu it was found at."""
+        cuts = self.cuts
+        return cuts.bound + self._drift(cuts.mu, mu, cuts.outer_lo, cuts.outer_hi)
+
     def candidates(self, which):
         """The ascent end points of boxes ``which`` (columns; not necessarily in Q)."""
-        return self.best_point[which].T
+        return self.boxes.best_point[which].T
 
     def split(self, which, widest=False):
         """Halve each box in ``which``; return the children's indices.
@@ -375,11 +280,12 @@ class BoxTree:
         Halve each box in ``which``: between its two rival maximisers (unless ``widest``), else
         across its widest side; return the children's indices.
         """
-        lo, hi = self.lo[which], self.hi[which]
+        b = self.boxes
+        lo, hi = b.lo[which], b.hi[which]
         width = hi - lo
         # A bound is loose where two maximisers of the Lagrangian compete (the hard case of the
         # trust-region problem): a cut between them separates them.
-        apart = (self.best_point[which] - self.rival[which]) ** 2 / self.p
+        apart = (b.best_point[which] - b.rival[which]) ** 2 / self.p
         wide = width**2 / self.p
         use_apart = apart.max(axis=1, keepdims=True) > self.settings.heuristics.rival_apart * wide.max(
             axis=1, keepdims=True
@@ -387,7 +293,7 @@ class BoxTree:
         use_apart &= not widest
         score = np.where(use_apart, apart, wide)
         y, rows = np.argmax(score, axis=1), np.arange(which.size)
-        between = 0.5 * (self.best_point[which] + self.rival[which])[rows, y]
+        between = 0.5 * (b.best_point[which] + b.rival[which])[rows, y]
         middle = np.where(use_apart[:, 0], between, 0.5 * (lo[rows, y] + hi[rows, y]))
         middle = np.clip(middle, lo[rows, y] + 0.1 * width[rows, y], hi[rows, y] - 0.1 * width[rows, y])
         hi_left, lo_right = hi.copy(), lo.copy()
@@ -397,29 +303,17 @@ class BoxTree:
         # quadratic minorant of Phi is expanded: its tightness depends on that point (starting
         # at the boundary of Q along the ray through it left |Y| = 20 below eps_max
         # converging with about 400 boxes instead of 35).
-        ends = self.best_point[which]
+        ends = b.best_point[which]
         parents = np.concatenate([which, which])[keep]
-        rest = np.ones(self.lo.shape[0], dtype=bool)
+        rest = np.ones(len(b), dtype=bool)
         rest[which] = False
         # (a box whose halves both vanish on the plane, by round-off, stays whole)
         rest[np.setdiff1d(which, parents)] = True
-        self.lo = np.concatenate([self.lo[rest], lo_new[keep]])
-        self.hi = np.concatenate([self.hi[rest], hi_new[keep]])
-        self.start = np.concatenate([self.start[rest], np.concatenate([ends, ends])[keep]])
-        self.anchor = np.concatenate([self.anchor[rest], self.anchor_best[parents]])
-        for name in (
-            "multiplier",
-            "multiplier_best",
-            "theta",
-            "best_point",
-            "rival",
-            "cached",
-            "mu_at",
-            "unbounded",
-            "anchor_best",
-            "lineage",
-        ):
-            old = getattr(self, name)
-            setattr(self, name, np.concatenate([old[rest], old[parents]]))
-        self.unbounded[-parents.size :] = True
-        return np.arange(self.lo.shape[0] - parents.size, self.lo.shape[0])
+        # A child is its parent, halved, until it is bounded itself.
+        children = b.take(parents)
+        children.lo, children.hi = lo_new[keep], hi_new[keep]
+        children.start = np.concatenate([ends, ends])[keep]
+        children.anchor = b.anchor_best[parents]
+        children.unbounded[:] = True
+        self.boxes = b.take(rest).concat(children)
+        return np.arange(len(self.boxes) - parents.size, len(self.boxes))
