@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from oracles import box_minimum_multistart, box_minimum_two_cells, most_misses, pmf_renyi, pmf_renyi_log
 from renyi.audit import audit, claim_pure_dp, rdp_lower_bound, test_claim, verdict
-from renyi.audit.box_minimum import box_minimum
 from renyi.audit.finite_sample import clopper_pearson, finite_sample_bounds, group_outcomes
+from renyi.audit.pmf_minimum import box_minimum
 from renyi.cli import REFUTED, main
 from statsmodels.stats.proportion import proportion_confint
 

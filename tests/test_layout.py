@@ -122,3 +122,19 @@ def test_no_import_circles_between_modules():
     for node in sorted(graph):
         visit(node)
     assert not cycles, cycles
+
+
+def test_every_package_docstring_names_each_of_its_modules():
+    """A package's docstring is its map: a module it does not name is one a reader cannot find."""
+    import importlib
+    import pkgutil
+
+    missing = {}
+    for package in ("renyi", "renyi.audit", "renyi.mechanisms", "renyi.sweeps", "renyi.cli", "renyi.lift"):
+        for sub in ("", ".optimum", ".optimum.boxes") if package == "renyi.lift" else ("",):
+            module = importlib.import_module(package + sub)
+            names = [n for _, n, _ in pkgutil.iter_modules(module.__path__) if n != "__main__"]
+            unnamed = [n for n in names if f"{module.__name__}.{n}`" not in (module.__doc__ or "")]
+            if unnamed:
+                missing[module.__name__] = unnamed
+    assert not missing, missing

@@ -7,7 +7,11 @@ Part I (auditing, Kutta, Askin and Dunsche, IEEE S&P 2024):
 Part II (design, Zamani, Zarrabian, Sadeghi and Skoglund, 2026):
 :mod:`renyi.lift`.
 
-Shared: :mod:`renyi.divergence`, :mod:`renyi.plotting`.
+Shared: :mod:`renyi.divergence` (divergences of pmfs and densities),
+:mod:`renyi.closed_forms` (exact divergences of the Section IV pairs), :mod:`renyi.reporting`
+(numbers as a reader sees them), :mod:`renyi.plotting` (the book's figure style) and
+:mod:`renyi.cli` (``python -m renyi``); ``renyi._validation`` and ``renyi._docs`` are the
+checks and docstring pieces the others share.
 """
 
 __version__ = "0.1.0"

@@ -17,7 +17,7 @@ The estimator of Section III in one module per step:
 * :mod:`~renyi.audit.projection`: vector outputs reduced to one dimension by a direction
   learned on held-out outputs (or fixed), in chunks, and :mod:`~renyi.audit.multivariate_kde`:
   in two or three dimensions, the estimator on a whitened grid with no projection;
-* :mod:`~renyi.audit.finite_sample` with :mod:`~renyi.audit.box_minimum`: for discrete outputs,
+* :mod:`~renyi.audit.finite_sample` with :mod:`~renyi.audit.pmf_minimum`: for discrete outputs,
   a bound that holds at every sample size (confidence boxes and a certified minimum);
 * :mod:`~renyi.audit.claims`: claimed curves and the family-wise :func:`verdict`;
 * :mod:`~renyi.audit.bounds`: the :class:`LowerBound` record;

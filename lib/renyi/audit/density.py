@@ -7,7 +7,7 @@ r"""Density estimators of Part I: relative frequencies and a grid KDE with two t
   one common equispaced grid: by default a linear-binned FFT KDE
   (``tails="absolute"``), or the tail-accurate fast Gauss transform
   (``tails="relative"``).
-* the bandwidth rules are in :mod:`renyi.audit.bandwidth` (also importable from here).
+* the bandwidth rules are in :mod:`renyi.audit.bandwidth`.
 
 Two ways to compute the same KDE
 --------------------------------
@@ -86,15 +86,6 @@ _KERNEL_REACH = 12.0
 _ACCURATE_WITHIN = _KERNEL_REACH
 #: Process samples in chunks of this size to bound memory (a few arrays of this length).
 BIN_CHUNK = 1 << 18
-
-
-# ------------------------------------------------------------------ discrete
-
-
-# ---------------------------------------------------------------- bandwidths
-
-
-# ----------------------------------------------------------------- grid KDE
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ compendium:
    least :math:`1-\alpha`, for every :math:`n`.
 3. **A certified minimum.**  On that event
    :math:`D_\lambda(p\|q)\ge\min_{\text{boxes}}D_\lambda`, which
-   :func:`~renyi.audit.box_minimum.box_minimum` bounds from below by Lagrangian duality.
+   :func:`~renyi.audit.pmf_minimum.box_minimum` bounds from below by Lagrangian duality.
 
 One event covers every order and both directions, so no level is split among them: a verdict
 on these bounds spends :math:`\alpha` once.  What is assumed: the outputs of each sample are
@@ -35,8 +35,8 @@ import numpy as np
 from scipy import special
 
 from .._validation import as_generator, as_probability, as_rdp_orders, as_samples
-from .box_minimum import box_minimum
 from .frequencies import encode_outcomes
+from .pmf_minimum import box_minimum
 
 __all__ = [
     "finite_sample_bounds",

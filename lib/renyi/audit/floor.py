@@ -186,6 +186,3 @@ def paper_floor(bandwidth: float, scale: float) -> float:
     h = as_positive_scalar(bandwidth, "bandwidth")
     s_hat = as_positive_scalar(scale, "scale")
     return (h / s_hat) ** PAPER_FLOOR_EXPONENT / s_hat
-
-
-# --------------------------------------------------------------- the bound

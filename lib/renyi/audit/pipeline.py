@@ -42,9 +42,6 @@ MAX_BANDWIDTH_SPANS = 1e6
 DIRECTIONS = ("both", "forward", "reverse")
 
 
-# --------------------------------------------------------------- the floor
-
-
 def _infer_kind(a: np.ndarray, b: np.ndarray, discrete):
     def looks_discrete(arr):
         return arr.ndim == 2 or np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool

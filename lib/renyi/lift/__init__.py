@@ -20,15 +20,15 @@ One module per step of the paper:
   Corollary 1 and the Rényi transfer;
 * :mod:`~renyi.lift.channels` — :class:`~renyi.lift.channels.LiftMechanism`, χ²-information and the
   posterior ↔ channel maps (the orientation convention is stated there);
-* :mod:`~renyi.lift.mechanisms` — (22)–(23), Lemma 3, the two-scale mechanism
+* :mod:`~renyi.lift.designs` — (22)–(23), Lemma 3, the two-scale mechanism
   (ours) and Proposition 4;
 * :mod:`~renyi.lift.optimum` — :func:`~renyi.lift.optimum.global_optimum` (Theorem 2, computed) with
   a certified lower and upper bound: its linear program (``lp``), the conical and box branch
   and bounds (``cones``, ``boxes``), local searches (``candidates``), the phases (``search``),
   the reported bracket (``bracket``) and the search controls (``settings``);
 * :mod:`~renyi.lift.examples` — the paper's worked examples (:data:`EXAMPLES`);
-* ``_numerics`` and ``_exact`` — the named tolerances, the one bisection, and the decimal
-  checks of a channel's lifts (private helpers of this package).
+* ``renyi.lift._numerics`` and ``renyi.lift._exact`` — the named tolerances, the one
+  bisection, and the decimal checks of a channel's lifts (private helpers of this package).
 
 Reconstructions
 ---------------
@@ -61,8 +61,8 @@ from .channels import (
     mutual_information,
     posteriors_from_channel,
 )
+from .designs import analytic_mechanism, asymmetric_mechanism, directional_mechanism, null_space_mechanism
 from .examples import EXAMPLES
-from .mechanisms import analytic_mechanism, asymmetric_mechanism, directional_mechanism, null_space_mechanism
 from .model import GeneralLeakageModel, LeakageModel
 from .optimum import CertifiedOptimum, SearchSettings, global_optimum
 

@@ -8,7 +8,12 @@ r"""The Part I simulation sweeps: definitions, the seeded runner, the shipped da
   and ``make data``, and :func:`load_sweep`, which the chapters call;
 * :mod:`~renyi.sweeps.datafiles`: bit-exact CSV, atomic writes and the manifest;
 * :mod:`~renyi.sweeps.libraries`: audits of diffprivlib and OpenDP (an optional extra;
-  imported only on request).
+  imported only on request), configured in :mod:`~renyi.sweeps.library_configs`, with
+  :mod:`~renyi.sweeps.library_finite_sample` for the finite-sample bound on their discrete
+  mechanisms;
+* :mod:`~renyi.sweeps.discrete_laws`: the discrete Section IV laws simulated from cell
+  counts; :mod:`~renyi.sweeps.vector_laws` and :mod:`~renyi.sweeps.vector_sufficient`: the
+  vector-outputs studies' mechanisms, exact divergences and sufficient-statistics shortcut.
 
 This package's namespace is the public face; the submodules hold the details.
 """

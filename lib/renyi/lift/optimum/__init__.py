@@ -37,6 +37,14 @@ relaxations hold for an invertible :math:`A` at every order (the :math:`D_2` one
 :math:`\alpha\ge2`, the :math:`\chi^2` one of :func:`~renyi.lift.optimum.bracket.chi2_radius`
 below), and :math:`|\mathcal Y|-1` always (see :func:`global_optimum`); the result reports the
 smallest and says which it is.
+The modules, in the order a call uses them: :mod:`~renyi.lift.optimum.settings` (the search
+controls: proof margins and heuristics), :mod:`~renyi.lift.optimum.lp` (the linear program
+over candidate posteriors), :mod:`~renyi.lift.optimum.candidates` (those posteriors),
+:mod:`~renyi.lift.optimum.search` (the phases), :mod:`~renyi.lift.optimum.cones` (the
+conical branch and bound), :mod:`~renyi.lift.optimum.boxes` (the box branch and bound, on a
+:mod:`~renyi.lift.optimum.pool` of worker processes), :mod:`~renyi.lift.optimum.polytope`
+(the polyhedral relaxation) and :mod:`~renyi.lift.optimum.bracket` (the reported bracket and
+the closed-form upper bounds).
 """
 
 from __future__ import annotations

@@ -88,6 +88,12 @@ ellipsoid (small :math:`\epsilon`: the S-lemma is exact for a quadratic on an el
 Where the optimal posteriors sit on faces of the simplex, the Lagrangian is convex across
 the faces and the boxes must shrink in every direction, so the gap closes slowly.  Taught
 in the chapter *General leakage matrices* (``book/part2``).
+
+The modules: :mod:`~renyi.lift.optimum.boxes.cover` (knapsacks, covers and range reduction
+on boxes), :mod:`~renyi.lift.optimum.boxes.bound` (the certified bound at one multiplier),
+:mod:`~renyi.lift.optimum.boxes.multipliers` (the multiplier and model of Phi per box),
+:mod:`~renyi.lift.optimum.boxes.state` (the tree's per-box and per-cut records) and
+:mod:`~renyi.lift.optimum.boxes.tree` (the tree itself).
 """
 
 from .tree import BoxTree

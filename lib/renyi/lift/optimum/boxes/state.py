@@ -1,8 +1,8 @@
 """The box tree's per-box and per-cut arrays, each kept as one record.
 
 Every array of a :class:`BoxState` has one row per box, and every array of a :class:`CutState`
-one row per cut, so that splitting, dropping or merging boxes is one :meth:`~BoxState.take` and
-one :meth:`~BoxState.concat` over every field: a field added to a record is carried along by
+one row per cut, so that splitting, dropping or merging boxes is one ``take`` and
+one ``concat`` over every field: a field added to a record is carried along by
 every step of the tree without being named there.
 """
 
