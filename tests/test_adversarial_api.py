@@ -58,7 +58,7 @@ def test_a_black_box_must_return_n_outputs():
     def short(database, n, rng):
         return np.zeros(3)
 
-    with pytest.raises(ValueError, match=r"returned 3 outputs for the database where n=1,000 were asked for"):
+    with pytest.raises(ValueError, match=r"returned 3 outputs for the database where 1,000 were asked for"):
         audit(short, 0, 1, 1000, 2, rng=np.random.default_rng(1))
 
 

@@ -155,13 +155,22 @@ def test_a_failing_task_is_named_in_one_line(box, fragment):
     assert fragment in str(info.value) and "\n" not in str(info.value)
 
 
-def test_workers_need_a_seed_and_a_kind():
+def count_box(database, n, rng):
+    """Discrete outputs: a Binomial count (integers)."""
+    return rng.binomial(3 + int(np.sum(database)), 0.5, n)
+
+
+def test_workers_need_a_seed_and_infer_the_kind_from_the_pilots():
     with pytest.raises(TypeError, match="rng"):
         audit(normal_box, X, X_PRIME, 1_000, 2.0, workers=1, discrete=False)
-    with pytest.raises(ValueError, match="discrete"):
-        audit(normal_box, X, X_PRIME, 1_000, 2.0, rng=np.random.default_rng(0), workers=1)
     with pytest.raises(ValueError, match="workers"):
         audit(normal_box, X, X_PRIME, 1_000, 2.0, rng=np.random.default_rng(0), workers=0, discrete=False)
+    for box, kind in ((normal_box, False), (count_box, True)):
+        kw = dict(rng=None, workers=1, chunk=3_000, pilot=5_000)
+        inferred = audit(box, X, X_PRIME, 20_000, 2.0, **{**kw, "rng": np.random.default_rng(3)})
+        told = audit(box, X, X_PRIME, 20_000, 2.0, discrete=kind, **{**kw, "rng": np.random.default_rng(3)})
+        assert inferred == told
+        assert (inferred.bandwidth is None) == kind  # a KDE only for the real-valued box
 
 
 @pytest.mark.xdist_group("processes")  # starts worker processes: one such test at a time
@@ -261,7 +270,7 @@ def test_a_hanging_task_stops_the_audit_and_leaves_no_worker_running():
     import time
 
     started = time.monotonic()
-    with pytest.raises(TaskError, match=r"task 1 \(database, 250 outputs\) did not finish within 5 s"):
+    with pytest.raises(TaskError, match=r"task 3 \(database, 250 outputs\) did not finish within 5 s"):
         audit(
             hanging_box,
             X,

@@ -12,7 +12,8 @@ The estimator of Section III in one module per step:
   :class:`DensityFit`;
 * :mod:`~renyi.audit.sampling`: :func:`audit` (draws from a mechanism first), and
   :mod:`~renyi.audit.parallel` with :mod:`~renyi.audit.mergeable`, which draw it in tasks on
-  worker processes or a Dask cluster, each output once;
+  worker processes or a Dask cluster, each output once; :mod:`~renyi.audit.black_box`: what
+  a black box is given and must return, and how it is named;
 * :mod:`~renyi.audit.streaming`: the same fit from chunks, memory independent of n;
 * :mod:`~renyi.audit.projection`: vector outputs reduced to one dimension by a direction
   learned on held-out outputs (or fixed), in chunks, and :mod:`~renyi.audit.multivariate_kde`:

@@ -33,7 +33,7 @@ from .frequencies import relative_frequencies
 from .multivariate_kde import MAX_KDE_DIMENSION, SPACING, fit_grid_kde
 from .projection import Projection, output_rows, projected_samples
 
-__all__ = ["fit_densities", "bounds_from_fit", "rdp_lower_bound", "with_projection", "DIRECTIONS"]
+__all__ = ["fit_densities", "bounds_from_fit", "rdp_lower_bound", "with_projection", "infer_kind", "DIRECTIONS"]
 
 #: A bandwidth above this many times the outputs' spread is refused: the KDE is flat (and its
 #: values underflow) long before, and no such bound is informative.
@@ -42,7 +42,22 @@ MAX_BANDWIDTH_SPANS = 1e6
 DIRECTIONS = ("both", "forward", "reverse")
 
 
-def _infer_kind(a: np.ndarray, b: np.ndarray, discrete):
+def infer_kind(a: np.ndarray, b: np.ndarray, discrete) -> bool:
+    """Whether two samples are discrete: ``discrete`` if given, else what both look like.
+
+    Integers, booleans and 2-D rows (outcomes such as bit vectors) look discrete; 1-D floats
+    look continuous.  Samples that look unlike each other are refused.
+
+    Parameters
+    ----------
+    a, b : ndarray
+    discrete : bool or None
+
+    Returns
+    -------
+    bool
+    """
+
     def looks_discrete(arr):
         return arr.ndim == 2 or np.issubdtype(arr.dtype, np.integer) or arr.dtype == bool
 
@@ -327,7 +342,7 @@ def _check_finite_sample_options(samples_p, samples_q, discrete, bandwidth, floo
         verb = "tunes" if len(given) == 1 else "tune"
         raise ValueError(f"{', '.join(given)} {verb} the delta method; method='finite-sample' has no such option")
     a, b = as_samples(samples_p, "samples_p"), as_samples(samples_q, "samples_q")
-    if not _infer_kind(a, b, discrete):
+    if not infer_kind(a, b, discrete):
         raise ValueError(
             "method='finite-sample' is for discrete outputs (integers, booleans or rows); these look "
             "continuous: pass discrete=True if they are outcomes, or use the delta method"
@@ -372,7 +387,7 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
             "(a direction learned on a held-out half of each sample), or in Python a fixed direction or "
             "map (projection=w or f); or discrete=True if each row is an outcome"
         )
-    is_discrete = _infer_kind(a, b, discrete)
+    is_discrete = infer_kind(a, b, discrete)
     n_p, n_q = int(a.shape[0]), int(b.shape[0])
     if is_discrete:
         if bandwidth is not None:

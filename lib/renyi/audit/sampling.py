@@ -13,6 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from .._validation import as_generator, as_int, as_positive_scalar, as_workers
+from .black_box import checked_outputs, load_black_box
 from .pipeline import bounds_from_fit, rdp_lower_bound
 from .projection import learn_direction
 
@@ -33,6 +34,7 @@ def audit(
     pilot=None,
     progress=None,
     task_timeout=None,
+    isolate=False,
     **estimator_options,
 ):
     r"""Sample a mechanism on two adjacent databases and bound its :math:`\varepsilon(\lambda)` from below.
@@ -70,25 +72,43 @@ def audit(
         ``"tcp://host:8786"``, or a client); the workers need ``renyi`` and the black box's
         package.  The bound equals that of ``workers=1`` with the same ``rng``.
     chunk : int, optional
-        Most outputs per task (default 1,000,000; with ``workers`` only).
+        Most outputs per task (with ``workers`` only); default about 32 tasks per sample,
+        between 4,096 and 1,000,000 outputs each (:func:`~renyi.audit.parallel.default_chunk`),
+        chosen from ``n`` alone so that the bound does not depend on the number of workers.
     pilot : int, optional
-        Pilot outputs per sample: with ``workers``, they fix the grid (default 262,144); with
-        a learned ``projection`` in one process, they learn the direction, so that every
-        output of the main samples is bounded (no ``split``).
+        Pilot outputs per sample: with ``workers``, the first tasks of each sample, whose
+        outputs fix the kind and the grid (default 262,144; at most ``n``); with a learned
+        ``projection`` in one process, they learn the direction, so that every output of the
+        main samples is bounded (no ``split``).
     progress : bool, optional
         A progress bar on standard error while tasks run (default: when it is a terminal).
     task_timeout : float, optional
-        Seconds the audit waits for one task (worker processes and Dask): a black box that
-        hangs stops the audit with one line naming the task, and no worker is left running.
+        Seconds the audit waits for one task (pilots included): a black box that hangs stops
+        the audit with one line naming the task, and no worker is left running.  With
+        ``workers=1`` the tasks then run in one worker process, so that a hung one can be
+        stopped.
+    isolate : bool, default False
+        With ``workers=1``, draw the tasks in one worker process instead of this one, so that
+        a black box that ends its process (``os._exit``, a crash in C code) or raises
+        ``KeyboardInterrupt`` fails as one :class:`~renyi.audit.parallel.TaskError` instead of
+        ending this process (the CLI's ``audit-mechanism`` always does).  The bound is the same.
     **estimator_options
         Passed to :func:`rdp_lower_bound` (``alpha``, ``discrete``,
         ``bandwidth``, ``floor``, ``beta``, ``bias_correction``, ``direction``,
         ``tails``, ``method``, ``projection``, ``split``).  A mechanism's ``discrete`` attribute is used when
-        ``discrete`` is not given.
+        ``discrete`` is not given; otherwise the kind is inferred from the outputs (integers,
+        booleans or rows: discrete; real values: continuous), with ``workers`` from the pilots.
 
     Returns
     -------
     LowerBound or list of LowerBound
+
+    Raises
+    ------
+    renyi.audit.parallel.TaskError
+        With ``workers`` or ``scheduler``: a task failed (the black box raised, exited, hung
+        past ``task_timeout``, returned the wrong outputs, or its worker died); one line that
+        names the task and carries the black box's message.
 
     References
     ----------
@@ -110,8 +130,6 @@ def audit(
     from ..mechanisms import MECHANISMS
 
     if isinstance(mechanism, str) and ":" in mechanism:
-        from .parallel import load_black_box
-
         mechanism = load_black_box(mechanism)
     if isinstance(mechanism, str):
         if mechanism not in MECHANISMS:
@@ -138,6 +156,8 @@ def audit(
         estimator_options["discrete"] = bool(mechanism.discrete)
     if scheduler is not None and workers is None:
         workers = 1  # (the cluster's workers draw; this process only merges)
+    if isolate and workers is None:
+        raise ValueError("isolate applies to outputs drawn in tasks: pass workers=1 (or more)")
     if workers is not None and estimator_options.get("projection") is not None:
         raise ValueError(
             "projection= draws in one process (tasks bin scalar outputs as they are drawn): drop workers and scheduler"
@@ -151,7 +171,14 @@ def audit(
             orders,
             rng,
             workers,
-            dict(chunk=chunk, pilot=pilot, progress=progress, scheduler=scheduler, task_timeout=task_timeout),
+            dict(
+                chunk=chunk,
+                pilot=pilot,
+                progress=progress,
+                scheduler=scheduler,
+                task_timeout=task_timeout,
+                isolate=bool(isolate),
+            ),
             estimator_options,
         )
     rng_p, rng_q = rng.spawn(2) if rng is not None else (None, None)
@@ -192,20 +219,13 @@ def _with_pilot_direction(sampler, pair, samples, orders, rng, pilot, options):
 
 def _drawn(outputs, n: int, which: str):
     """The black box's outputs, refused unless there is one per requested draw."""
-    got = np.shape(outputs)[0] if np.ndim(outputs) else None
-    if got != n:
-        raise ValueError(
-            f"the mechanism returned {'a scalar' if got is None else f'{got:,} outputs'} for the "
-            f"{which} where n={n:,} were asked for; a sampler f(database, n, rng) must return n outputs "
-            "(one per row for vector outcomes)"
-        )
-    return outputs
+    return checked_outputs(outputs, n, f"the {which}", finite=False)
 
 
 def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, controls, options):
     """:func:`audit` with ``workers``: the fit from counts drawn in tasks, then the bounds."""
     from .mergeable import PILOT_SIZE
-    from .parallel import CHUNK, audit_in_tasks
+    from .parallel import audit_in_tasks
 
     workers = as_workers(workers)
     if rng is None:
@@ -216,28 +236,31 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
             "one process: drop workers and scheduler"
         )
     discrete = options.pop("discrete", None)
-    if discrete is None:
-        raise ValueError("with workers, set discrete=True or False (outputs are binned as they are drawn)")
+    if discrete is not None and not isinstance(discrete, (bool, np.bool_)):
+        raise TypeError(f"discrete must be True, False or None, got {discrete!r}")
     if options.pop("tails", "absolute") != "absolute":
         raise ValueError("with workers, only tails='absolute' (the binned KDE) is available")
     bandwidth = options.pop("bandwidth", None)
     if bandwidth is not None and discrete:
         raise ValueError("bandwidth applies to continuous outputs only; drop it or set discrete=False")
-    chunk = as_int(CHUNK if controls["chunk"] is None else controls["chunk"], "chunk", minimum=1)
+    chunk = None if controls["chunk"] is None else as_int(controls["chunk"], "chunk", minimum=1)
     pilot = as_int(PILOT_SIZE if controls["pilot"] is None else controls["pilot"], "pilot", minimum=2)
+    timeout = controls["task_timeout"]
+    timeout = None if timeout is None else as_positive_scalar(timeout, "task_timeout")
     fit = audit_in_tasks(
         sampler,
         database,
         neighbour,
         *sizes,
         rng=rng,
-        discrete=bool(discrete),
+        discrete=discrete,
         workers=workers,
         chunk=chunk,
         pilot=pilot,
         bandwidth=None if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth"),
         progress=controls["progress"],
         scheduler=controls["scheduler"],
-        task_timeout=controls["task_timeout"],
+        task_timeout=timeout,
+        isolate=controls["isolate"],
     )
     return bounds_from_fit(fit, orders, **options)

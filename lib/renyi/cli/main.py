@@ -14,6 +14,7 @@ import sys
 
 from .. import __version__
 from .._docs import CLI_MAIN, fill
+from ..audit.parallel import TaskError
 from . import audit, audit_mechanism, design, mechanisms
 from .samples_io import UserError
 
@@ -64,15 +65,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"renyi: error: {message} (see '{self.prog} --help')\n")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but usage errors are one line on stderr (exit 2), like the other errors."""
-
-    def error(self, message):
-        if "expected one argument" in message:
-            message += " (a value that starts with '-' must be attached: --option=-0.2,...)"
-        self.exit(2, f"renyi: error: {message} (see '{self.prog} --help')\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``python -m renyi`` and its commands ``audit``, ``design`` and ``mechanisms``.
 
@@ -110,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         status = args.func(args)
         sys.stdout.flush()  # surface a full disk here, as a user error, not at exit
         return status
-    except (UserError, ValueError, TypeError, OverflowError, MemoryError) as exc:
+    except (UserError, TaskError, ValueError, TypeError, OverflowError, MemoryError) as exc:
         print(f"renyi: error: {_cli_words(str(exc))}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:
@@ -144,6 +136,7 @@ _CLI_WORDS = [
     ("split=0", "--split 0"),
     ("split=", "--split "),
     ("projection='mean-difference'", "--projection mean-difference"),
+    ("a larger chunk", "a larger --chunk"),
 ]
 
 
