@@ -405,26 +405,27 @@ def chunked_benchmark(n=100_000_000, chunk=5_000_000):
     )
 
 
-def heavy_box(database, n, rng):
-    """A CPU-bound black box: a Gaussian output built from 30 draws (sampling is most of its time)."""
-    total = np.zeros(n)
-    for _ in range(30):
-        total += rng.standard_normal(n)
-    return float(np.sum(database)) + 5.0 * total / np.sqrt(30.0)
+def calibrated_rounds(microseconds: float = 20.0) -> tuple[int, float]:
+    """Rounds of busy_box that cost about ``microseconds`` an output here, and the cost measured."""
+    from black_boxes import busy_box
 
-
-def light_box(database, n, rng):
-    """The Gaussian mechanism as a plain callable (for the memory table)."""
-    return float(np.sum(database)) + rng.normal(0.0, 5.0, n)
+    rng, n = np.random.default_rng(0), 20_000
+    start = time.perf_counter()
+    busy_box((0.0, 200), n, rng)
+    per_round = (time.perf_counter() - start) / (200 * n)
+    rounds = max(1, round(microseconds * 1e-6 / per_round))
+    start = time.perf_counter()
+    busy_box((0.0, rounds), n, rng)
+    return rounds, (time.perf_counter() - start) / n * 1e6
 
 
 _MEMORY_PROBE = """
 import pickle, resource, sys
 import numpy as np
 sys.path.insert(0, {here!r})
-from run import light_box
+from black_boxes import light_box
 from renyi.audit import audit
-from renyi.audit.mergeable import GridCounts
+from renyi.audit.counts import GridCounts
 if __name__ == "__main__":
     n = int(sys.argv[1])
     audit(light_box, [1.0], [0.0], n, 2.0, rng=np.random.default_rng(1), workers=2, discrete=False, progress=False)
@@ -433,47 +434,57 @@ if __name__ == "__main__":
 """
 
 
-def parallel_benchmark(sizes=(10**6, 10**7, 10**8)):
-    """audit(..., workers=k) (issue: sampling is the bottleneck): wall time with 1 and 2 workers on a
-    black box that spends most of its time sampling, the peak memory of a worker process against n,
-    and the bytes one task of 10^6 outputs sends back."""
+_SCALING_PROBE = """
+import sys, time
+import numpy as np
+sys.path.insert(0, {here!r})
+from black_boxes import busy_box
+from renyi.audit import audit
+if __name__ == "__main__":
+    n, workers, rounds = (int(v) for v in sys.argv[1:])
+    start = time.perf_counter()
+    audit(busy_box, (1.0, rounds), (0.0, rounds), n, 2.0, rng=np.random.default_rng(3), workers=workers)
+    print(time.perf_counter() - start)
+"""
+
+
+def parallel_benchmark(sizes=(10**6, 10**7, 10**8), scaling_sizes=(10**5, 10**6, 10**7)):
+    """audit(..., workers=k): wall time with 1, 2, 4, ... workers (up to the cores) on a black box
+    of about 20 us an output, at 10^5, 10^6 and 10^7 outputs per side; then the peak memory of a
+    worker process against n, and the bytes one task of 10^6 outputs sends back."""
     import os
     import subprocess
     import sys
 
-    from renyi.audit import audit
-
-    print("\n# audit(..., workers=k): a CPU-bound black box, 10^7 outputs per side")
-    print("| workers | time (s) | speed-up |")
-    print("|---:|---:|---:|")
-    base = None
-    for workers in (1, 2):
-        start = time.perf_counter()
-        audit(
-            heavy_box,
-            [1.0],
-            [0.0],
-            10**7,
-            2.0,
-            rng=np.random.default_rng(3),
-            workers=workers,
-            discrete=False,
-            progress=False,
-        )
-        seconds = time.perf_counter() - start
-        base = seconds if base is None else base
-        record(
-            "parallel",
-            part="scaling",
-            n=10**7,
-            workers=workers,
-            seconds=round(seconds, 2),
-            speedup=round(base / seconds, 2),
-            cores=os.cpu_count(),
-            worker_peak_mib="",
-            task_bytes="",
-        )
-        print(f"| {workers} | {seconds:.1f} | {base / seconds:.2f} |", flush=True)
+    cores = os.cpu_count() or 1
+    counts = [1] + [k for k in (2, 4, 8, 16, 32, 64) if k <= cores]
+    rounds, cost = calibrated_rounds(20.0)
+    print(f"\n# audit(..., workers=k): a black box of {cost:.0f} us an output ({rounds} rounds), {cores} cores")
+    print("| n per side | workers | time (s) | speed-up |")
+    print("|---:|---:|---:|---:|")
+    here = str(Path(__file__).resolve().parent)
+    for n in scaling_sizes:
+        base = None
+        for workers in counts:
+            # A script of its own: a spawned worker re-imports the main script, and this one
+            # imports every peer pipeline, which a user's audit script would not.
+            probe = _SCALING_PROBE.format(here=here)
+            args = [sys.executable, "-c", probe, str(n), str(workers), str(rounds)]
+            seconds = float(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+            base = seconds if base is None else base
+            record(
+                "parallel",
+                part="scaling",
+                n=n,
+                workers=workers,
+                seconds=round(seconds, 2),
+                speedup=round(base / seconds, 2),
+                cores=cores,
+                microseconds_per_output=round(cost, 1),
+                worker_peak_mib="",
+                task_bytes="",
+            )
+            print(f"| {n:,} | {workers} | {seconds:.1f} | {base / seconds:.2f} |", flush=True)
     print("\n# peak memory of a worker process (RSS) against n per side, and the bytes of one task's counts")
     print("| n per side | worker peak (MiB) | bytes per task |")
     print("|---:|---:|---:|")
@@ -488,7 +499,8 @@ def parallel_benchmark(sizes=(10**6, 10**7, 10**8)):
             workers=2,
             seconds="",
             speedup="",
-            cores=os.cpu_count(),
+            cores=cores,
+            microseconds_per_output="",
             worker_peak_mib=round(peak_kib / 1024, 1),
             task_bytes=task_bytes,
         )

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from renyi.audit import audit
 from renyi.audit.bandwidth import default_bandwidth
+from renyi.audit.counts import GridCounts, OutcomeCounts
 from renyi.audit.density import linear_bin, smooth_counts
 from renyi.audit.frequencies import relative_frequencies
-from renyi.audit.mergeable import GridCounts, OutcomeCounts, fit_from_counts, fit_from_outcomes
+from renyi.audit.mergeable import fit_from_counts, fit_from_outcomes
 from renyi.audit.parallel import TaskError
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
 
@@ -317,3 +318,115 @@ def test_ctrl_c_says_how_many_outputs_were_drawn(tmp_path, sigint_default):
     assert proc.returncode == 130
     drawn = int(err.split("interrupted after ")[1].split(" of ")[0].replace(",", ""))
     assert 0 < drawn < 2_000_000 and "of 2,000,000 outputs were drawn" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- vector outputs in tasks
+
+SHIFT, SIGMA, D = 1.0, 4.0, 5
+
+
+def vector_box(database, n, rng):
+    """Gaussian noise (scale 4) on d = 5 coordinates, the first shifted by the database's sum."""
+    out = rng.normal(0.0, SIGMA, (n, D))
+    out[:, 0] += float(np.sum(database))
+    return out
+
+
+def exact_vector_epsilon(order):
+    """D_lambda of N(mu, s^2 I) against N(0, s^2 I): lambda |mu|^2 / (2 s^2), any projection at most it."""
+    return order * SHIFT**2 / (2 * SIGMA**2)
+
+
+def test_vector_outputs_in_tasks_learn_the_direction_on_the_pilot_and_hold_it_out():
+    bounds = audit(
+        vector_box,
+        [1],
+        [0],
+        120_000,
+        [2.0, 5.0],
+        rng=np.random.default_rng(21),
+        workers=1,
+        projection="mean-difference",
+    )
+    pilot = 60_000  # the default for a learned direction: half the smaller sample
+    for b in bounds:
+        assert b.projection["kind"] == "mean-difference (pilot)" and b.projection["held_out"] == [pilot, pilot]
+        assert b.n_p == b.n_q == 120_000 - pilot
+        assert 0.5 * exact_vector_epsilon(b.order) < b.lower <= exact_vector_epsilon(b.order)
+        assert b.projection["signal_share"] > 0.9  # the learned direction is nearly e_1
+    fixed = audit(
+        vector_box, [1], [0], 120_000, 2.0, rng=np.random.default_rng(21), workers=1, projection=[1, 0, 0, 0, 0]
+    )
+    assert fixed.projection["kind"] == "fixed" and fixed.n_p == 120_000 and fixed.projection["held_out"] == [0, 0]
+    # an independent estimate: the one-process route on other outputs, same direction
+    here = audit(vector_box, [1], [0], 120_000, 2.0, rng=np.random.default_rng(22), projection=[1, 0, 0, 0, 0])
+    assert abs(fixed.estimate - here.estimate) < 4 * math.hypot(fixed.std_error, here.std_error)
+
+
+def test_vector_tasks_hold_at_most_task_bytes_of_rows():
+    from renyi.audit import parallel
+
+    sizes = []
+
+    def wide(database, n, rng):
+        sizes.append(n)
+        out = rng.normal(0.0, 1.0, (n, 2_000))
+        out[:, 0] += float(np.sum(database))
+        return out
+
+    audit(wide, [1], [0], 20_000, 2.0, rng=np.random.default_rng(23), workers=1, projection="mean-difference")
+    rows = parallel.TASK_BYTES // (8 * 2_000)
+    assert max(sizes) <= max(rows, parallel.MIN_CHUNK) and sum(sizes) == 40_000
+
+
+def test_row_moments_of_chunks_add_up_to_those_of_the_whole():
+    from renyi.audit.counts import RowMoments
+
+    rng = np.random.default_rng(24)
+    rows = rng.normal(size=(1_000, 4))
+    values = rows @ np.array([0.5, 0.5, 0.5, 0.5])
+    merged = RowMoments()
+    for part, v in zip(np.array_split(rows, 3), np.array_split(values, 3)):
+        merged.merge(RowMoments.of(part, v))
+    assert merged.n == 1_000
+    np.testing.assert_allclose(merged.rows, rows.sum(axis=0), rtol=1e-12)
+    assert merged.squared_norms == pytest.approx(float((rows**2).sum()), rel=1e-12)
+    assert merged.projected_squares == pytest.approx(float((values**2).sum()), rel=1e-12)
+
+
+def test_vector_outputs_in_tasks_are_refused_without_a_projection_and_with_split():
+    with pytest.raises(ValueError, match="pass projection="):
+        audit(vector_box, [1], [0], 20_000, 2.0, rng=np.random.default_rng(25), workers=1)
+    with pytest.raises(ValueError, match="drop split"):
+        audit(
+            vector_box,
+            [1],
+            [0],
+            20_000,
+            2.0,
+            rng=np.random.default_rng(25),
+            workers=1,
+            projection="whitened",
+            split=0.5,
+        )
+    with pytest.raises(ValueError, match="must be below n"):
+        audit(
+            vector_box,
+            [1],
+            [0],
+            20_000,
+            2.0,
+            rng=np.random.default_rng(25),
+            workers=1,
+            projection="whitened",
+            pilot=20_000,
+        )
+
+
+@pytest.mark.xdist_group("processes")
+@pytest.mark.slow
+def test_vector_outputs_give_the_same_bound_on_two_workers():
+    kw = dict(rng=None, projection="whitened")
+    one = audit(vector_box, [1], [0], 60_000, [2.0, 5.0], workers=1, **{**kw, "rng": np.random.default_rng(26)})
+    two = audit(vector_box, [1], [0], 60_000, [2.0, 5.0], workers=2, **{**kw, "rng": np.random.default_rng(26)})
+    assert one == two

@@ -16,4 +16,29 @@ checks and docstring pieces the others share.
 
 __version__ = "0.1.0"
 
-from . import divergence  # noqa: F401  (the common ground is always loaded)
+import importlib
+
+#: The subpackages and modules ``renyi.<name>`` reaches after ``import renyi``.
+_SUBMODULES = (
+    "audit",
+    "cli",
+    "closed_forms",
+    "divergence",
+    "lift",
+    "mechanisms",
+    "plotting",
+    "reporting",
+    "sweeps",
+)
+
+
+def __getattr__(name: str):
+    # Loaded when first reached, not at import: a worker process that draws a black box's
+    # outputs imports renyi.audit.tasks and numpy only (scipy would double its start-up).
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted([*globals(), *_SUBMODULES])

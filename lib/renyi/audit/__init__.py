@@ -12,8 +12,9 @@ The estimator of Section III in one module per step:
   :class:`DensityFit`;
 * :mod:`~renyi.audit.sampling`: :func:`audit` (draws from a mechanism first), and
   :mod:`~renyi.audit.parallel` with :mod:`~renyi.audit.mergeable`, which draw it in tasks on
-  worker processes or a Dask cluster, each output once; :mod:`~renyi.audit.black_box`: what
-  a black box is given and must return, and how it is named;
+  worker processes or a Dask cluster, each output once (:mod:`~renyi.audit.tasks`: what a
+  worker runs; :mod:`~renyi.audit.counts`: the counts it sends back);
+  :mod:`~renyi.audit.black_box`: what a black box is given and must return, and how it is named;
 * :mod:`~renyi.audit.streaming`: the same fit from chunks, memory independent of n;
 * :mod:`~renyi.audit.projection`: vector outputs reduced to one dimension by a direction
   learned on held-out outputs (or fixed), in chunks, and :mod:`~renyi.audit.multivariate_kde`:
@@ -28,24 +29,57 @@ The estimator of Section III in one module per step:
 This package's namespace is the public face; the submodules hold the details.
 """
 
-from .bounds import DensityFit, LowerBound
-from .claims import Verdict, VerdictRow, claim_gaussian, claim_pure_dp, claim_zcdp, test_claim, verdict
-from .delta_method import (
-    MAX_LOG_SCALE_ERROR,
-    MAX_ORDER,
-    MAX_UNCORRECTED_BIAS,
-    MIN_SAMPLES,
-    bound_from_densities,
-    floored_estimate,
-    second_order_bias,
-)
-from .finite_sample import finite_sample_bounds
-from .floor import default_floor, paper_floor, softmax_derivative, softmax_floor
-from .multivariate_kde import fit_grid_kde
-from .pipeline import DIRECTIONS, bounds_from_fit, fit_densities, rdp_lower_bound
-from .projection import learn_direction, projected_samples
-from .sampling import audit
-from .streaming import array_chunks, fit_densities_chunked
+import importlib
+
+#: Where each public name lives: loaded on first use, so that importing one module of the
+#: package (a worker process imports renyi.audit.tasks) does not load them all.
+_HOMES = {
+    "DensityFit": "bounds",
+    "LowerBound": "bounds",
+    "Verdict": "claims",
+    "VerdictRow": "claims",
+    "claim_gaussian": "claims",
+    "claim_pure_dp": "claims",
+    "claim_zcdp": "claims",
+    "test_claim": "claims",
+    "verdict": "claims",
+    "MAX_LOG_SCALE_ERROR": "delta_method",
+    "MAX_ORDER": "delta_method",
+    "MAX_UNCORRECTED_BIAS": "delta_method",
+    "MIN_SAMPLES": "delta_method",
+    "bound_from_densities": "delta_method",
+    "floored_estimate": "delta_method",
+    "second_order_bias": "delta_method",
+    "finite_sample_bounds": "finite_sample",
+    "default_floor": "floor",
+    "paper_floor": "floor",
+    "softmax_derivative": "floor",
+    "softmax_floor": "floor",
+    "fit_grid_kde": "multivariate_kde",
+    "DIRECTIONS": "pipeline",
+    "bounds_from_fit": "pipeline",
+    "fit_densities": "pipeline",
+    "rdp_lower_bound": "pipeline",
+    "learn_direction": "projection",
+    "projected_samples": "projection",
+    "audit": "sampling",
+    "array_chunks": "streaming",
+    "fit_densities_chunked": "streaming",
+}
+
+
+def __getattr__(name: str):
+    module = _HOMES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # (found directly from now on)
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_HOMES])
+
 
 __all__ = [
     "rdp_lower_bound",

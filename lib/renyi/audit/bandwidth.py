@@ -27,7 +27,12 @@ float
 """
 
 
-def strided_subsample(x: np.ndarray, limit: int = 1 << 18) -> np.ndarray:
+#: Most outputs the sample's spread is estimated from: the in-memory fit's strided subsample,
+#: and the pilot of each sample drawn in tasks (:mod:`renyi.audit.parallel`).
+SCALE_SAMPLE = 1 << 18
+
+
+def strided_subsample(x: np.ndarray, limit: int = SCALE_SAMPLE) -> np.ndarray:
     """Every k-th output, so that at most about ``limit`` remain (all of them if fewer).
 
     The bandwidth rules and the grid's extent need the sample's spread, not every output:
@@ -37,7 +42,7 @@ def strided_subsample(x: np.ndarray, limit: int = 1 << 18) -> np.ndarray:
     Parameters
     ----------
     x : ndarray, 1-D
-    limit : int, default 2**18
+    limit : int, default SCALE_SAMPLE (2**18)
 
     Returns
     -------

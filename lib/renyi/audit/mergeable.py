@@ -9,12 +9,12 @@ before the bulk of the sample is drawn:
    :math:`\hat s`, hence the default bandwidth :math:`h=1.06\,\hat s\,n^{-0.35}` for the *full*
    sizes, and the spacing :math:`\Delta=h/8`;
 2. every chunk is linearly binned onto the nodes :math:`l\Delta` of that spacing, anchored at 0
-   (:class:`GridCounts`), so counts from different chunks, processes and machines add by
+   (:class:`~renyi.audit.counts.GridCounts`), so counts from different chunks, processes and machines add by
    aligned index, with no range pass;
 3. :func:`fit_from_counts` pads the merged range by eight bandwidths and smooths it exactly as
    :func:`~renyi.audit.density.kde_on_grid` does.
 
-Discrete outputs are counted per outcome (:class:`OutcomeCounts`) and merged by outcome.
+Discrete outputs are counted per outcome (:class:`~renyi.audit.counts.OutcomeCounts`) and merged by outcome.
 
 What the pilot changes.  The in-memory fit takes :math:`\hat s` from an evenly strided
 subsample of at most :math:`2^{18}` of the *whole* sample; here it comes from the pilot (of the
@@ -28,171 +28,21 @@ of the counts; ``tests/test_parallel_audit.py`` checks both, and the coverage of
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from .bandwidth import robust_scale
 from .bounds import DensityFit
+from .counts import MAX_NODES, GridCounts, OutcomeCounts
 from .density import smooth_counts
 from .frequencies import DiscreteEstimate
 
-__all__ = ["GridCounts", "OutcomeCounts", "pilot_bandwidth", "fit_from_counts", "fit_from_outcomes", "PILOT_SIZE"]
+__all__ = ["pilot_bandwidth", "fit_from_counts", "fit_from_outcomes"]
 
-#: Pilot outputs per sample: the size of the in-memory fit's strided subsample.
-PILOT_SIZE = 1 << 18
 #: Nodes per bandwidth, as in :func:`~renyi.audit.density.kde_on_grid`.
 SPACING = 8.0
 #: Bandwidths of padding on each side of the merged range.
 PAD = 8.0
-#: Most nodes a merged grid may hold (as :func:`~renyi.audit.density.kde_on_grid`'s ``max_points``).
-MAX_NODES = 1 << 22
-
-
-@dataclass
-class GridCounts:
-    """Linear-binning counts of continuous outputs on the nodes ``(offset + l) * dx``.
-
-    Attributes
-    ----------
-    dx : float
-        The node spacing, fixed before any output is binned.
-    offset : int
-        Index of the first node held.
-    counts : ndarray
-        Counts per node from ``offset`` on (fractions: linear binning splits each output
-        between its two nodes).
-    n : int
-        Outputs binned.
-    """
-
-    dx: float
-    offset: int = 0
-    counts: np.ndarray | None = None
-    n: int = 0
-
-    @classmethod
-    def of(cls, outputs, dx: float, *, name: str = "outputs") -> GridCounts:
-        """The counts of one chunk of outputs.
-
-        Parameters
-        ----------
-        outputs : array_like, 1-D
-            Finite real outputs.
-        dx : float
-            The node spacing.
-        name : str, default "outputs"
-            How errors name the chunk.
-
-        Returns
-        -------
-        GridCounts
-        """
-        x = np.asarray(outputs, dtype=float).reshape(-1)
-        if x.size == 0:
-            return cls(dx)
-        if not np.all(np.isfinite(x)):
-            raise ValueError(f"{name} contain NaN or infinite values")
-        u = x / dx
-        first, last = math.floor(float(u.min())), math.floor(float(u.max()))
-        if last - first + 2 > MAX_NODES:
-            raise ValueError(
-                f"{name} span {float(x.min()):.4g} to {float(x.max()):.4g}: more than {MAX_NODES:,} nodes at "
-                f"spacing {dx:.4g}; clip extreme outliers or pass a larger bandwidth"
-            )
-        idx = np.floor(u).astype(np.int64)
-        share = u - idx  # the right-hand node's share
-        idx -= first
-        size = last - first + 2
-        right = np.bincount(idx, weights=share, minlength=size)
-        counts = np.bincount(idx, minlength=size).astype(float) - right
-        counts[1:] += right[:-1]
-        return cls(dx, first, counts, int(x.size))
-
-    def merge(self, other: GridCounts) -> GridCounts:
-        """Add ``other``'s counts (same spacing) to these, by aligned node index; returns self.
-
-        Parameters
-        ----------
-        other : GridCounts
-
-        Returns
-        -------
-        GridCounts
-        """
-        if other.dx != self.dx:
-            raise ValueError(f"cannot merge counts on spacing {other.dx!r} into counts on {self.dx!r}")
-        if other.counts is None:
-            return self
-        if self.counts is None:
-            self.offset, self.counts, self.n = other.offset, other.counts.copy(), other.n
-            return self
-        start = min(self.offset, other.offset)
-        stop = max(self.offset + self.counts.size, other.offset + other.counts.size)
-        if stop - start > MAX_NODES:
-            raise ValueError(f"the merged outputs need more than {MAX_NODES:,} nodes; clip extreme outliers")
-        merged = np.zeros(stop - start)
-        merged[self.offset - start : self.offset - start + self.counts.size] += self.counts
-        merged[other.offset - start : other.offset - start + other.counts.size] += other.counts
-        self.offset, self.counts, self.n = start, merged, self.n + other.n
-        return self
-
-
-@dataclass
-class OutcomeCounts:
-    """Counts per outcome of discrete outputs (scalars, or rows such as bit vectors).
-
-    Attributes
-    ----------
-    counts : dict
-        Outcome to count.
-    n : int
-        Outputs counted.
-    """
-
-    counts: dict
-    n: int = 0
-
-    @classmethod
-    def of(cls, outputs, *, name: str = "outputs") -> OutcomeCounts:
-        """The counts of one chunk of outcomes.
-
-        Parameters
-        ----------
-        outputs : array_like, 1-D or 2-D
-            Outcomes, or rows compared exactly (e.g. bit vectors).
-        name : str, default "outputs"
-
-        Returns
-        -------
-        OutcomeCounts
-        """
-        x = np.asarray(outputs)
-        if x.ndim == 2 and x.shape[1] == 1:
-            x = x[:, 0]
-        if x.ndim not in (1, 2):
-            raise ValueError(f"{name}: discrete outputs must be scalars or rows, got shape {x.shape}")
-        if x.dtype.kind == "f" and not np.all(np.isfinite(x)):
-            raise ValueError(f"{name} contain NaN or infinite values")
-        values, counts = np.unique(x, axis=0, return_counts=True)
-        keys = [tuple(row) for row in values.tolist()] if x.ndim == 2 else values.tolist()
-        return cls(dict(zip(keys, counts.tolist())), int(x.shape[0]))
-
-    def merge(self, other: OutcomeCounts) -> OutcomeCounts:
-        """Add ``other``'s counts to these; returns self.
-
-        Parameters
-        ----------
-        other : OutcomeCounts
-
-        Returns
-        -------
-        OutcomeCounts
-        """
-        for value, count in other.counts.items():
-            self.counts[value] = self.counts.get(value, 0) + count
-        self.n += other.n
-        return self
 
 
 def pilot_bandwidth(pilot_p, pilot_q, n_p: int, n_q: int) -> tuple[float, float]:
@@ -220,7 +70,7 @@ def fit_from_counts(counts_p: GridCounts, counts_q: GridCounts, bandwidth: float
 
     Parameters
     ----------
-    counts_p, counts_q : GridCounts
+    counts_p, counts_q : renyi.audit.counts.GridCounts
         Merged counts of each whole sample, on one spacing.
     bandwidth : float
         The KDE's :math:`h` (the spacing is ``bandwidth / 8``).
@@ -251,7 +101,7 @@ def fit_from_outcomes(counts_p: OutcomeCounts, counts_q: OutcomeCounts) -> Densi
 
     Parameters
     ----------
-    counts_p, counts_q : OutcomeCounts
+    counts_p, counts_q : renyi.audit.counts.OutcomeCounts
 
     Returns
     -------

@@ -20,29 +20,30 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import os
 import pickle
-import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
 
 import numpy as np
 
-from .black_box import checked_outputs
-from .mergeable import (
-    PILOT_SIZE,
-    SPACING,
-    GridCounts,
-    OutcomeCounts,
-    fit_from_counts,
-    fit_from_outcomes,
-    pilot_bandwidth,
+from .bandwidth import SCALE_SAMPLE
+from .counts import GridCounts, OutcomeCounts, RowMoments
+from .tasks import (
+    SIDES,
+    BlackBoxFailure,
+    Grid,
+    Task,
+    draw,
+    project_rows,
+    run_in_worker,
+    run_on_dask,
+    shape_text,
+    start_worker,
 )
 
-__all__ = ["audit_in_tasks", "default_chunk", "TaskError", "CHUNK", "Task"]
+__all__ = ["audit_in_tasks", "default_chunk", "plan", "TaskError", "CHUNK"]
 
 #: Most outputs per task by default: its counts are a few hundred kilobytes, its outputs 8 MB.
 CHUNK = 1_000_000
@@ -52,20 +53,18 @@ TASKS_PER_SIDE = 32
 MIN_CHUNK = 4_096
 #: Most tasks one audit runs; beyond it the task list alone would take minutes to build.
 MAX_TASKS = 100_000
+#: Most bytes of pilot outputs held per sample (vector outputs: the pilot's rows times d).
+MAX_PILOT_BYTES = 1 << 30
+#: Most bytes of outputs one task of vector outputs holds (its rows times d), when chunk is default.
+TASK_BYTES = 1 << 26
 #: Seconds to wait for a Dask scheduler to answer before the audit gives up.
 CONNECT_TIMEOUT = 10.0
 #: Seconds a stopped worker process gets to exit before it is killed.
 STOP_GRACE = 1.0
 
-SIDES = ("database", "neighbour")
-
 
 class TaskError(RuntimeError):
     """A task of an audit failed: the black box raised, exited, hung or returned the wrong outputs."""
-
-
-class _BlackBoxFailed(Exception):
-    """Raised in a worker: the black box's failure as one line (the task is named by the audit)."""
 
 
 def default_chunk(n: int) -> int:
@@ -83,46 +82,6 @@ def default_chunk(n: int) -> int:
     int
     """
     return min(CHUNK, max(MIN_CHUNK, -(-int(n) // TASKS_PER_SIDE)))
-
-
-@dataclass(frozen=True)
-class Task:
-    """One task: ``size`` outputs of the black box on one database, from one seed's stream.
-
-    Attributes
-    ----------
-    index : int
-        Its place in the audit (pilots first); errors name it.
-    side : int
-        0: the database, 1: the neighbour.
-    size : int
-    seed : numpy.random.SeedSequence
-    pilot : bool
-        Return the outputs themselves (they fix the grid), not their counts.
-    """
-
-    index: int
-    side: int
-    size: int
-    seed: np.random.SeedSequence
-    pilot: bool
-
-    @property
-    def name(self) -> str:
-        """How errors name the task, e.g. ``task 3 (database, 250 outputs)``."""
-        kind = ", pilot" if self.pilot else ""
-        return f"task {self.index} ({SIDES[self.side]}{kind}, {self.size:,} outputs)"
-
-
-@dataclass(frozen=True)
-class Grid:
-    """Where a counting task puts its outputs: on nodes of spacing ``dx``, or (None) by outcome.
-
-    ``shape`` is one output's shape in the pilot; a task whose outputs differ is refused.
-    """
-
-    dx: float | None
-    shape: tuple
 
 
 def _sizes(n: int, chunk: int) -> list[int]:
@@ -169,54 +128,6 @@ def plan(n_p: int, n_q: int, pilot: int, chunk: int | None, root: np.random.Seed
     return [Task(i, side, size, seed, first) for i, ((side, size, first), seed) in enumerate(zip(order, seeds))]
 
 
-def draw(sampler, data, task: Task, grid: Grid | None):
-    """Run one task: the pilot's outputs, or the counts of the task's outputs on ``grid``.
-
-    Parameters
-    ----------
-    sampler : callable
-        ``f(database, n, rng) -> outputs``.
-    data : object
-        The task's database.
-    task : Task
-    grid : Grid or None
-        None for a pilot task.
-
-    Returns
-    -------
-    ndarray, GridCounts or OutcomeCounts
-
-    Notes
-    -----
-    The black box's failure (it raised anything but Ctrl-C, exited, or returned outputs that
-    :func:`~renyi.audit.black_box.checked_outputs` refuses or of another shape than the
-    pilot's) is raised as one line, which the audit prefixes with the task's name.
-    """
-    try:
-        outputs = sampler(data, task.size, np.random.default_rng(task.seed))
-    except SystemExit as exc:
-        raise _BlackBoxFailed(f"the black box called sys.exit({exc.code!r})") from None
-    except Exception as exc:
-        raise _BlackBoxFailed(f"{type(exc).__name__}: {exc}") from None
-    try:
-        outputs = checked_outputs(outputs, task.size, "this task")
-    except ValueError as exc:
-        raise _BlackBoxFailed(str(exc)) from None
-    if task.pilot:
-        return outputs
-    if outputs.shape[1:] != grid.shape:
-        raise _BlackBoxFailed(
-            f"outputs of shape {_shape(outputs.shape[1:])}, where the pilot's were {_shape(grid.shape)}"
-        )
-    if grid.dx is None:
-        return OutcomeCounts.of(outputs, name="its outputs")
-    return GridCounts.of(outputs, grid.dx, name="its outputs")
-
-
-def _shape(trailing: tuple) -> str:
-    return "(n,)" if not trailing else f"(n, {', '.join(map(str, trailing))})"
-
-
 def audit_in_tasks(
     sampler,
     database,
@@ -228,12 +139,13 @@ def audit_in_tasks(
     discrete=None,
     workers=1,
     chunk=None,
-    pilot=PILOT_SIZE,
+    pilot=SCALE_SAMPLE,
     bandwidth=None,
     progress=None,
     scheduler=None,
     task_timeout=None,
     isolate=False,
+    projection=None,
 ):
     """The fit of two samples drawn in tasks (in ``workers`` processes; 1: here).
 
@@ -273,10 +185,18 @@ def audit_in_tasks(
         With ``workers=1``, draw in one worker process rather than here, so that a black box
         that ends its process (``os._exit``, a crash in C) or raises ``KeyboardInterrupt``
         fails as one :class:`TaskError` instead of taking this process with it.
+    projection : str, array_like or callable, optional
+        For vector outputs, shape ``(n, d)``: ``"mean-difference"`` or ``"whitened"`` learns
+        the direction on the pilots, which are then held out of the bound (as ``split`` holds
+        out part of each sample in one process); a fixed direction ``w`` or a picklable map
+        ``f(rows) -> values`` uses every output.  Each task projects its rows and bins the
+        values; with the default ``chunk``, a task of vectors holds at most 64 MiB of rows.
 
     Returns
     -------
-    DensityFit
+    fit : DensityFit
+    projection : renyi.audit.projection.Projection or None
+        How vector outputs were projected (None without ``projection``).
 
     Raises
     ------
@@ -285,51 +205,167 @@ def audit_in_tasks(
     """
     root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     tasks = plan(n_p, n_q, pilot, chunk, root)
-    pilots = [t for t in tasks if t.pilot]
     with _engine(sampler, (database, neighbour), workers, scheduler, task_timeout, isolate) as engine:
         bar = _bar(len(tasks), progress)
-        done = 0  # outputs drawn so far, for the message on Ctrl-C
+        drawn = [0]  # outputs drawn so far, for the message on Ctrl-C
         try:
-            drawn = [[], []]
-            for task, outputs in engine.run(pilots, None, bar):
-                drawn[task.side].append(outputs)
-                done += task.size
-            pilot_p, pilot_q = (_joined(parts, side) for side, parts in enumerate(drawn))
-            is_discrete = _kind(pilot_p, pilot_q, discrete)
-            if is_discrete:
-                grid, h, scale = Grid(None, pilot_p.shape[1:]), None, None
-                merged = [OutcomeCounts.of(pilot_p, name="the pilot"), OutcomeCounts.of(pilot_q, name="the pilot")]
-                if discrete is None:
-                    _refuse_unique_outcomes(merged, min(pilot_p.shape[0], pilot_q.shape[0]))
+            submitted = engine.submit([t for t in tasks if t.pilot], None)
+            # The fit's modules (scipy) load while the workers draw the pilots, not before.
+            from .mergeable import fit_from_counts, fit_from_outcomes
+
+            pilot_p, pilot_q = _pilots(engine.collect(submitted, bar), drawn)
+            if projection is None:
+                start = _start(pilot_p, pilot_q, discrete, bandwidth, (n_p, n_q))
             else:
-                h, scale = pilot_bandwidth(pilot_p, pilot_q, n_p, n_q)
-                h = h if bandwidth is None else float(bandwidth)
-                grid = Grid(h / SPACING, ())
-                merged = [
-                    GridCounts.of(pilot_p, grid.dx, name="the pilot"),
-                    GridCounts.of(pilot_q, grid.dx, name="the pilot"),
-                ]
-            del pilot_p, pilot_q, drawn
-            for task, counts in engine.run([t for t in tasks if not t.pilot], grid, bar):
-                merged[task.side].merge(counts)
-                done += task.size
+                start = _start_projected(pilot_p, pilot_q, projection, bandwidth, (n_p, n_q))
+            del pilot_p, pilot_q
+            rest = [t for t in tasks if not t.pilot]
+            if start.grid.direction is not None and chunk is None:
+                rest = _vector_tasks(rest, start.grid.shape[0], root)
+            for task, result in engine.collect(engine.submit(rest, start.grid), bar):
+                start.add(task.side, result)
+                drawn[0] += task.size
         except KeyboardInterrupt:
-            raise KeyboardInterrupt(f"interrupted after {done:,} of {n_p + n_q:,} outputs were drawn") from None
+            raise KeyboardInterrupt(f"interrupted after {drawn[0]:,} of {n_p + n_q:,} outputs were drawn") from None
         finally:
             bar.close()
-    if is_discrete:
-        return fit_from_outcomes(*merged)
-    return fit_from_counts(merged[0], merged[1], h, scale)
+    if start.grid.dx is None:
+        return fit_from_outcomes(*start.counts), None
+    return fit_from_counts(*start.counts, start.bandwidth, start.scale), start.projection()
 
 
-def _kind(pilot_p: np.ndarray, pilot_q: np.ndarray, discrete) -> bool:
-    """Discrete or continuous, from the pilots as the in-memory fit infers it from whole samples."""
+def _pilots(results, drawn) -> tuple[np.ndarray, np.ndarray]:
+    """Both samples' pilots from their tasks, refused past :data:`MAX_PILOT_BYTES` a side."""
+    parts, held = [[], []], [0, 0]
+    for task, outputs in results:
+        parts[task.side].append(outputs)
+        held[task.side] += outputs.nbytes
+        drawn[0] += task.size
+        if held[task.side] > MAX_PILOT_BYTES:
+            raise TaskError(
+                f"the pilot ({SIDES[task.side]}) would hold more than {MAX_PILOT_BYTES / 2**30:g} GiB of outputs "
+                f"({shape_text(outputs.shape[1:])} each): pass a smaller pilot"
+            )
+    return tuple(_joined(side_parts, side) for side, side_parts in enumerate(parts))
+
+
+class _Start:
+    """What the pilots fixed: the grid, the counts so far, and (vectors) the projection's sums."""
+
+    def __init__(self, grid, counts, bandwidth=None, scale=None, moments=None, projected=None):
+        self.grid, self.counts, self.bandwidth, self.scale = grid, counts, bandwidth, scale
+        self.moments, self.projected = moments, projected
+
+    def add(self, side: int, result) -> None:
+        """Merge one task's result into its side."""
+        if self.moments is None:
+            self.counts[side].merge(result)
+            return
+        counts, moments = result
+        self.counts[side].merge(counts)
+        self.moments[side].merge(moments)
+
+    def projection(self):
+        """The :class:`~renyi.audit.projection.Projection` record of a projected audit, or None."""
+        if self.projected is None:
+            return None
+        from .projection import Projection, signal_share_from_moments
+
+        kind, held, w = self.projected
+        share = None
+        if not callable(w) and all(m.n > 1 for m in self.moments):
+            sizes = [m.n for m in self.moments]
+            means = [m.rows / m.n for m in self.moments]
+            variances = [m.projected_squares / m.n - (m.projected / m.n) ** 2 for m in self.moments]
+            squares = [m.squared_norms / m.n for m in self.moments]
+            share = signal_share_from_moments(w, sizes, variances, means, squares)
+        return Projection(kind, self.grid.shape[0], held, share)
+
+
+def _start(pilot_p, pilot_q, discrete, bandwidth, sizes) -> _Start:
+    """Scalar outputs: the kind, and the outcome counts or the grid of the pilots' bandwidth."""
+    from .mergeable import SPACING, pilot_bandwidth
     from .pipeline import infer_kind
 
+    if _kind(pilot_p, pilot_q, discrete, infer_kind):
+        counts = [OutcomeCounts.of(pilot_p, name="the pilot"), OutcomeCounts.of(pilot_q, name="the pilot")]
+        if discrete is None:
+            _refuse_unique_outcomes(counts, min(pilot_p.shape[0], pilot_q.shape[0]))
+        return _Start(Grid(None, pilot_p.shape[1:]), counts)
+    h, scale = pilot_bandwidth(pilot_p, pilot_q, *sizes)
+    h = h if bandwidth is None else float(bandwidth)
+    grid = Grid(h / SPACING, ())
+    counts = [GridCounts.of(pilot, grid.dx, name="the pilot") for pilot in (pilot_p, pilot_q)]
+    return _Start(grid, counts, h, scale)
+
+
+def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes) -> _Start:
+    """Vector outputs: the direction (learned on the pilots, which are then held out, or given)."""
+    from .mergeable import SPACING, pilot_bandwidth
+    from .projection import PROJECTIONS, learn_direction
+
+    if pilot_p.ndim != 2 or pilot_p.dtype.kind not in "biuf":
+        raise ValueError(
+            f"projection= reduces vector outputs of shape (n, d); the black box returns {shape_text(pilot_p.shape[1:])}"
+        )
+    d = pilot_p.shape[1]
+    if isinstance(projection, str):
+        if projection not in PROJECTIONS:
+            raise ValueError(
+                f"with workers, projection is one of {', '.join(map(repr, PROJECTIONS))}, a direction or a map; "
+                f"got {projection!r} (projection='kde' draws in one process: drop workers and scheduler)"
+            )
+        w, kind, held = (
+            learn_direction(pilot_p, pilot_q, projection),
+            f"{projection} (pilot)",
+            (len(pilot_p), len(pilot_q)),
+        )
+    elif callable(projection):
+        w, kind, held = projection, "callable", (0, 0)
+    else:
+        w = np.asarray(projection, dtype=float)
+        if w.shape != (d,) or not np.all(np.isfinite(w)) or not np.any(w):
+            raise ValueError(f"a fixed projection must be a finite, non-zero vector of length {d}, got shape {w.shape}")
+        w, kind, held = w / np.linalg.norm(w), "fixed", (0, 0)
+    try:
+        values = [project_rows(pilot, w) for pilot in (pilot_p, pilot_q)]
+    except BlackBoxFailure as exc:
+        raise TaskError(f"the pilot failed: {exc}") from None
+    counted = [n - k for n, k in zip(sizes, held)]
+    h, scale = pilot_bandwidth(*values, *counted)
+    h = h if bandwidth is None else float(bandwidth)
+    grid = Grid(h / SPACING, (d,), w)
+    if held != (0, 0):  # the pilots chose the direction: bounding them too would be biased
+        counts, moments = [GridCounts(grid.dx), GridCounts(grid.dx)], [RowMoments(), RowMoments()]
+    else:
+        counts = [GridCounts.of(v, grid.dx, name="the pilot") for v in values]
+        moments = [RowMoments.of(pilot, v) for pilot, v in zip((pilot_p, pilot_q), values)]
+    return _Start(grid, counts, h, scale, moments, (kind, held, w))
+
+
+def _vector_tasks(rest: list[Task], d: int, root: np.random.SeedSequence) -> list[Task]:
+    """The tasks after the pilots, re-cut so that a task's rows take at most :data:`TASK_BYTES`."""
+    rows = max(1, TASK_BYTES // (8 * d))
+    if all(t.size <= rows for t in rest):
+        return rest
+    first = rest[0].index if rest else 0
+    order = []
+    for side in (0, 1):
+        left = sum(t.size for t in rest if t.side == side)
+        order += [(side, size) for size in _sizes(left, rows)]
+    if len(order) > MAX_TASKS:
+        raise ValueError(f"{len(order):,} tasks of {rows:,} rows of d = {d}; an audit runs at most {MAX_TASKS:,}")
+    seeds = root.spawn(len(order))  # (children after the plan's: the same on any number of workers)
+    return [Task(first + i, side, size, seed, False) for i, ((side, size), seed) in enumerate(zip(order, seeds))]
+
+
+def _kind(pilot_p: np.ndarray, pilot_q: np.ndarray, discrete, infer_kind) -> bool:
+    """Discrete or continuous, from the pilots as the in-memory fit infers it from whole samples."""
     if discrete is None and pilot_p.ndim == 2 and pilot_p.shape[1] > 1 and pilot_p.dtype.kind == "f":
         raise ValueError(
-            f"the black box returns vectors of d = {pilot_p.shape[1]} real values: in one process, audit "
-            "them with projection= (drop workers and scheduler); or set discrete=True if each row is an outcome"
+            f"the black box returns vectors of d = {pilot_p.shape[1]} real values: pass projection= (a direction "
+            "learned on the pilot, 'mean-difference' or 'whitened', or a fixed one), or discrete=True if each "
+            "row is an outcome"
         )
     try:
         is_discrete = infer_kind(pilot_p, pilot_q, discrete)
@@ -338,8 +374,8 @@ def _kind(pilot_p: np.ndarray, pilot_q: np.ndarray, discrete) -> bool:
         raise ValueError(words) from None
     if not is_discrete and pilot_p.ndim != 1:
         raise ValueError(
-            f"the black box returns outputs of shape {_shape(pilot_p.shape[1:])}; continuous outputs in tasks "
-            "are real values (n,): audit vectors in one process with projection= (drop workers and scheduler)"
+            f"the black box returns outputs of shape {shape_text(pilot_p.shape[1:])}; continuous outputs are "
+            "real values (n,), or vectors (n, d) with projection="
         )
     return is_discrete
 
@@ -361,7 +397,7 @@ def _joined(parts: list, side: int) -> np.ndarray:
     if len(shapes) > 1:
         raise TaskError(
             f"the pilot ({SIDES[side]}) came back in outputs of shapes "
-            f"{', '.join(sorted(_shape(s) for s in shapes))}: a black box must return one shape"
+            f"{', '.join(sorted(shape_text(s) for s in shapes))}: a black box must return one shape"
         )
     return np.concatenate(parts)
 
@@ -386,39 +422,17 @@ class _Here:
     def __exit__(self, *exc):
         return False
 
-    def run(self, tasks, grid, bar):
-        for task in tasks:
+    def submit(self, tasks, grid):
+        return [(task, grid) for task in tasks]  # (drawn when collected, one at a time)
+
+    def collect(self, submitted, bar):
+        for task, grid in submitted:
             try:
                 result = draw(self.sampler, self.data[task.side], task, grid)
-            except _BlackBoxFailed as exc:
+            except BlackBoxFailure as exc:
                 raise TaskError(f"{task.name} failed: {exc}") from None
             bar.update(1)
             yield task, result
-
-
-# The black box and both databases in a worker process, set once by _start_worker.
-_WORKER: dict = {}
-
-
-def _start_worker(payload: bytes) -> None:
-    """A worker process's start: Ctrl-C is the parent's, prints go to stderr, the black box loads."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    sys.stdout.flush()
-    os.dup2(2, 1)  # (a black box's output must not land in the audit's standard output)
-    sys.stdout = sys.stderr
-    try:
-        _WORKER["sampler"], _WORKER["data"] = pickle.loads(payload)
-    except Exception as exc:  # e.g. a function of a notebook's __main__, unknown to the worker
-        _WORKER["error"] = f"the black box cannot be loaded in a worker process: {type(exc).__name__}: {exc}"
-
-
-def _pool_task(task: Task, grid: Grid | None):
-    if "error" in _WORKER:
-        raise _BlackBoxFailed(_WORKER["error"])
-    try:
-        return draw(_WORKER["sampler"], _WORKER["data"][task.side], task, grid)
-    except KeyboardInterrupt:  # workers ignore Ctrl-C, so the black box raised it itself
-        raise _BlackBoxFailed("the black box raised KeyboardInterrupt") from None
 
 
 class _Pool:
@@ -433,7 +447,7 @@ class _Pool:
                 f"module level, not a lambda or a closure): {type(exc).__name__}: {exc}"
             ) from None
         context = multiprocessing.get_context("spawn")
-        self.pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start_worker, initargs=(payload,))
+        self.pool = ProcessPoolExecutor(workers, mp_context=context, initializer=start_worker, initargs=(payload,))
         self.timeout = timeout
 
     def __enter__(self):
@@ -458,9 +472,11 @@ class _Pool:
                 process.join(STOP_GRACE)
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def run(self, tasks, grid, bar):
-        futures = [(task, self.pool.submit(_pool_task, task, grid)) for task in tasks]
-        for task, future in futures:
+    def submit(self, tasks, grid):
+        return [(task, self.pool.submit(run_in_worker, task, grid)) for task in tasks]
+
+    def collect(self, submitted, bar):
+        for task, future in submitted:
             result = _result(future, task, self.timeout)
             bar.update(1)
             yield task, result
@@ -472,7 +488,7 @@ def _result(future, task: Task, timeout):
         return future.result(timeout=timeout)
     except (FuturesTimeout, TimeoutError):
         raise TaskError(f"{task.name} did not finish within {timeout:g} s (task_timeout); the audit stopped") from None
-    except _BlackBoxFailed as exc:
+    except BlackBoxFailure as exc:
         raise TaskError(f"{task.name} failed: {exc}") from None
     except BrokenProcessPool:
         raise TaskError(
@@ -519,13 +535,16 @@ class _Dask:
             self.client.close()
         return False
 
-    def run(self, tasks, grid, bar):
-        futures = [
-            (task, self.client.submit(_dask_task, self.sampler, self.data[task.side], task, grid, pure=False))
+    def submit(self, tasks, grid):
+        submitted = [
+            (task, self.client.submit(run_on_dask, self.sampler, self.data[task.side], task, grid, pure=False))
             for task in tasks
         ]
-        self.futures += [future for _, future in futures]
-        for task, future in futures:
+        self.futures += [future for _, future in submitted]
+        return submitted
+
+    def collect(self, submitted, bar):
+        for task, future in submitted:
             result = _result(future, task, self.timeout)
             bar.update(1)
             yield task, result
@@ -560,13 +579,6 @@ def _probe(address) -> None:
         ) from None
     except OSError as exc:
         raise TaskError(f"cannot reach a Dask scheduler at {address!r}: {exc.strerror or exc}") from None
-
-
-def _dask_task(sampler, data, task: Task, grid: Grid | None):
-    try:
-        return draw(sampler, data, task, grid)
-    except KeyboardInterrupt:
-        raise _BlackBoxFailed("the black box raised KeyboardInterrupt") from None
 
 
 class _NoBar:

@@ -27,7 +27,6 @@ from .bandwidth import robust_scale, strided_subsample
 from .bounds import DensityFit, LowerBound
 from .delta_method import MAX_ORDER, MIN_SAMPLES, PlugIn, bound_one_direction
 from .density import TAILS, kde_on_checked_grid
-from .finite_sample import finite_sample_bounds
 from .floor import KERNEL_ROUGHNESS, default_floor, paper_floor
 from .frequencies import relative_frequencies
 from .multivariate_kde import MAX_KDE_DIMENSION, SPACING, fit_grid_kde
@@ -259,6 +258,8 @@ def rdp_lower_bound(
         return with_projection(bounds, info)
     if method == "finite-sample":
         _check_finite_sample_options(samples_p, samples_q, discrete, bandwidth, floor, beta, bias_correction, tails)
+        from .finite_sample import finite_sample_bounds  # (scipy.optimize: only for this method)
+
         return finite_sample_bounds(
             samples_p, samples_q, orders, alpha=alpha, support=support, split=split, rng=rng, direction=direction
         )

@@ -44,6 +44,7 @@ from .._validation import as_generator
 __all__ = [
     "PROJECTIONS",
     "DEFAULT_SPLIT",
+    "signal_share_from_moments",
     "Projection",
     "learn_direction",
     "project",
@@ -349,10 +350,30 @@ def signal_share(w, projected, means, mean_squares):
     (isotropic approximation).
     """
     sizes = [v.size for v in projected]
+    return signal_share_from_moments(w, sizes, [float(np.var(v)) for v in projected], means, mean_squares)
+
+
+def signal_share_from_moments(w, sizes, variances, means, mean_squares):
+    """:func:`signal_share` from running sums: rows per side and the projections' variances.
+
+    Parameters
+    ----------
+    w : ndarray, shape (d,)
+    sizes : tuple of two int
+        Bounded rows per side.
+    variances : tuple of two float
+        The variance of each side's projected rows (divided by the rows).
+    means : tuple of two ndarray, shape (d,)
+    mean_squares : tuple of two float
+
+    Returns
+    -------
+    float or None
+    """
     shift = means[0] - means[1]
     traces = [ms - float(m @ m) for ms, m in zip(mean_squares, means)]
     noise = sum(t / n for t, n in zip(traces, sizes))
-    along = float(w @ shift) ** 2 - sum(float(np.var(v)) / n for v, n in zip(projected, sizes))
+    along = float(w @ shift) ** 2 - sum(v / n for v, n in zip(variances, sizes))
     signal = float(shift @ shift) - noise
     if signal <= 3 * noise * math.sqrt(2.0 / w.size):
         return None

@@ -14,8 +14,10 @@ import numpy as np
 
 from .._validation import as_generator, as_int, as_positive_scalar, as_workers
 from .black_box import checked_outputs, load_black_box
-from .pipeline import bounds_from_fit, rdp_lower_bound
-from .projection import learn_direction
+
+# The estimator (pipeline, projection: scipy) is imported where it is used: a script that
+# imports audit at its top re-runs that import in every spawned worker process, which then
+# starts in a fraction of a second instead of loading scipy for nothing.
 
 __all__ = ["audit"]
 
@@ -77,8 +79,10 @@ def audit(
         chosen from ``n`` alone so that the bound does not depend on the number of workers.
     pilot : int, optional
         Pilot outputs per sample: with ``workers``, the first tasks of each sample, whose
-        outputs fix the kind and the grid (default 262,144; at most ``n``); with a learned
-        ``projection`` in one process, they learn the direction, so that every output of the
+        outputs fix the kind and the grid (default 262,144; at most ``n``), and for vector
+        outputs with a learned ``projection`` also the direction, which holds them out of the
+        bound (default: at most half the smaller sample); in one process with a learned
+        ``projection``, extra outputs that learn the direction, so that every output of the
         main samples is bounded (no ``split``).
     progress : bool, optional
         A progress bar on standard error while tasks run (default: when it is a terminal).
@@ -127,11 +131,11 @@ def audit(
     >>> bool(0 < bound.lower <= gauss.target(2.0))
     True
     """
-    from ..mechanisms import MECHANISMS
-
     if isinstance(mechanism, str) and ":" in mechanism:
         mechanism = load_black_box(mechanism)
     if isinstance(mechanism, str):
+        from ..mechanisms import MECHANISMS  # (scipy: loaded only when a built-in is named)
+
         if mechanism not in MECHANISMS:
             raise ValueError(f"unknown mechanism {mechanism!r}; choose one of {', '.join(MECHANISMS)}")
         mechanism = MECHANISMS[mechanism]
@@ -158,10 +162,6 @@ def audit(
         workers = 1  # (the cluster's workers draw; this process only merges)
     if isolate and workers is None:
         raise ValueError("isolate applies to outputs drawn in tasks: pass workers=1 (or more)")
-    if workers is not None and estimator_options.get("projection") is not None:
-        raise ValueError(
-            "projection= draws in one process (tasks bin scalar outputs as they are drawn): drop workers and scheduler"
-        )
     if workers is not None:
         return _audit_in_tasks(
             sampler,
@@ -188,6 +188,8 @@ def audit(
         return _with_pilot_direction(
             sampler, (database, neighbour), (samples_p, samples_q), orders, rng, pilot, estimator_options
         )
+    from .pipeline import rdp_lower_bound
+
     return rdp_lower_bound(samples_p, samples_q, orders, **estimator_options)
 
 
@@ -207,6 +209,9 @@ def _with_pilot_direction(sampler, pair, samples, orders, rng, pilot, options):
         _drawn(sampler(db, pilot, r), pilot, which)
         for db, r, which in zip(pair, (rng_p, rng_q), ("database", "neighbour"))
     ]
+    from .pipeline import rdp_lower_bound
+    from .projection import learn_direction
+
     direction = learn_direction(*held, kind)
     bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": direction})
 
@@ -224,7 +229,7 @@ def _drawn(outputs, n: int, which: str):
 
 def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, controls, options):
     """:func:`audit` with ``workers``: the fit from counts drawn in tasks, then the bounds."""
-    from .mergeable import PILOT_SIZE
+    from .bandwidth import SCALE_SAMPLE
     from .parallel import audit_in_tasks
 
     workers = as_workers(workers)
@@ -244,10 +249,23 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
     if bandwidth is not None and discrete:
         raise ValueError("bandwidth applies to continuous outputs only; drop it or set discrete=False")
     chunk = None if controls["chunk"] is None else as_int(controls["chunk"], "chunk", minimum=1)
-    pilot = as_int(PILOT_SIZE if controls["pilot"] is None else controls["pilot"], "pilot", minimum=2)
+    projection = options.pop("projection", None)
+    learned = isinstance(projection, str)
+    if options.pop("split", None) is not None:
+        raise ValueError("with workers a learned direction is held out on the pilot: drop split (pilot sets its size)")
+    if projection is not None and discrete:
+        raise ValueError("projection reduces real vector outputs; it does not apply with discrete=True")
+    pilot = controls["pilot"]
+    if pilot is None:  # a learned direction holds its pilot out: half of the smaller sample at most
+        pilot = min(SCALE_SAMPLE, min(sizes) // 2) if learned else SCALE_SAMPLE
+    pilot = as_int(pilot, "pilot", minimum=2)
+    if learned and pilot >= min(sizes):
+        raise ValueError(
+            f"a direction learned on the pilot holds it out of the bound: pilot ({pilot:,}) must be below n"
+        )
     timeout = controls["task_timeout"]
     timeout = None if timeout is None else as_positive_scalar(timeout, "task_timeout")
-    fit = audit_in_tasks(
+    fit, projected = audit_in_tasks(
         sampler,
         database,
         neighbour,
@@ -262,5 +280,9 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
         scheduler=controls["scheduler"],
         task_timeout=timeout,
         isolate=controls["isolate"],
+        projection=projection,
     )
-    return bounds_from_fit(fit, orders, **options)
+    from .pipeline import bounds_from_fit, with_projection
+
+    bounds = bounds_from_fit(fit, orders, **options)
+    return bounds if projected is None else with_projection(bounds, projected)

@@ -22,13 +22,11 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .._validation import as_int, as_positive_scalar
-from .bandwidth import robust_scale
+from .bandwidth import SCALE_SAMPLE, robust_scale
 from .bounds import DensityFit
 from .density import BIN_CHUNK, linear_bin, smooth_counts
 
 __all__ = ["fit_densities_chunked", "array_chunks"]
-
-_STRIDE_LIMIT = 1 << 18  # the subsample size of density.strided_subsample
 
 
 def array_chunks(array, chunk: int = 10_000_000) -> Callable[[], Iterable[np.ndarray]]:
@@ -94,7 +92,7 @@ def _pass_range(source, name):
 
 
 def _pass_scale(source, name, n, total):
-    stride = n // _STRIDE_LIMIT if n > _STRIDE_LIMIT else 1
+    stride = n // SCALE_SAMPLE if n > SCALE_SAMPLE else 1
     picked, start, again = [], 0, 0.0
     for _, arr in _chunks(source, name):
         first = (-start) % stride

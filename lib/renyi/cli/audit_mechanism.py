@@ -128,6 +128,7 @@ def _cmd(args) -> int:
             pilot=None if args.pilot is None else _count(args.pilot, "--pilot"),
             task_timeout=args.task_timeout,
             isolate=True,  # a black box that ends its process must not end the CLI with it
+            **({} if args.projection is None else {"projection": args.projection}),
             discrete=args.discrete,
             alpha=level,
             direction=args.direction,
@@ -170,6 +171,12 @@ def add_parser(sub, order_type) -> None:
         dest="discrete",
         action="store_false",
         help="real outputs, Gaussian KDE (default: inferred from the pilots: integers and rows are discrete)",
+    )
+    a.add_argument(
+        "--projection",
+        choices=["mean-difference", "whitened"],
+        default=None,
+        help="vector outputs (n, d): a direction learned on the pilot, which is held out of the bound",
     )
     a.add_argument("--alpha", type=float, default=0.05, help="error level (default 0.05)")
     a.add_argument("--direction", choices=["both", "forward", "reverse"], default="both")

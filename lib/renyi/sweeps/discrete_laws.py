@@ -29,7 +29,8 @@ import numpy as np
 from scipy import special
 
 from ..audit import bounds_from_fit, rdp_lower_bound
-from ..audit.mergeable import OutcomeCounts, fit_from_outcomes
+from ..audit.counts import OutcomeCounts
+from ..audit.mergeable import fit_from_outcomes
 from ..mechanisms import ADJACENT_PAIR, MECHANISMS
 
 __all__ = [

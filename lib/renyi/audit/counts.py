@@ -1,0 +1,234 @@
+r"""Counts of a black box's outputs that add up across chunks, processes and machines.
+
+:class:`GridCounts` linearly bins real outputs onto the nodes :math:`l\Delta` of a spacing fixed
+in advance, anchored at 0, so that counts from anywhere add by aligned index with no range pass;
+:class:`OutcomeCounts` counts discrete outcomes, and :class:`RowMoments` sums vector outputs
+and their projections (for the projection's diagnostics).  All need numpy only, so that a worker process
+that draws and counts starts in a fraction of a second (:mod:`renyi.audit.tasks`);
+:mod:`renyi.audit.mergeable` turns merged counts into a fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["GridCounts", "OutcomeCounts", "RowMoments", "MAX_NODES"]
+
+#: Most nodes a merged grid may hold (as :func:`~renyi.audit.density.kde_on_grid`'s ``max_points``).
+MAX_NODES = 1 << 22
+
+
+@dataclass
+class GridCounts:
+    """Linear-binning counts of continuous outputs on the nodes ``(offset + l) * dx``.
+
+    Attributes
+    ----------
+    dx : float
+        The node spacing, fixed before any output is binned.
+    offset : int
+        Index of the first node held.
+    counts : ndarray
+        Counts per node from ``offset`` on (fractions: linear binning splits each output
+        between its two nodes).
+    n : int
+        Outputs binned.
+    """
+
+    dx: float
+    offset: int = 0
+    counts: np.ndarray | None = None
+    n: int = 0
+
+    @classmethod
+    def of(cls, outputs, dx: float, *, name: str = "outputs") -> GridCounts:
+        """The counts of one chunk of outputs.
+
+        Parameters
+        ----------
+        outputs : array_like, 1-D
+            Finite real outputs.
+        dx : float
+            The node spacing.
+        name : str, default "outputs"
+            How errors name the chunk.
+
+        Returns
+        -------
+        GridCounts
+        """
+        x = np.asarray(outputs, dtype=float).reshape(-1)
+        if x.size == 0:
+            return cls(dx)
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} contain NaN or infinite values")
+        u = x / dx
+        first, last = math.floor(float(u.min())), math.floor(float(u.max()))
+        if last - first + 2 > MAX_NODES:
+            raise ValueError(
+                f"{name} span {float(x.min()):.4g} to {float(x.max()):.4g}: more than {MAX_NODES:,} nodes at "
+                f"spacing {dx:.4g}; clip extreme outliers or pass a larger bandwidth"
+            )
+        idx = np.floor(u).astype(np.int64)
+        share = u - idx  # the right-hand node's share
+        idx -= first
+        size = last - first + 2
+        right = np.bincount(idx, weights=share, minlength=size)
+        counts = np.bincount(idx, minlength=size).astype(float) - right
+        counts[1:] += right[:-1]
+        return cls(dx, first, counts, int(x.size))
+
+    def merge(self, other: GridCounts) -> GridCounts:
+        """Add ``other``'s counts (same spacing) to these, by aligned node index; returns self.
+
+        Parameters
+        ----------
+        other : GridCounts
+
+        Returns
+        -------
+        GridCounts
+        """
+        if other.dx != self.dx:
+            raise ValueError(f"cannot merge counts on spacing {other.dx!r} into counts on {self.dx!r}")
+        if other.counts is None:
+            return self
+        if self.counts is None:
+            self.offset, self.counts, self.n = other.offset, other.counts.copy(), other.n
+            return self
+        start = min(self.offset, other.offset)
+        stop = max(self.offset + self.counts.size, other.offset + other.counts.size)
+        if stop - start > MAX_NODES:
+            raise ValueError(f"the merged outputs need more than {MAX_NODES:,} nodes; clip extreme outliers")
+        merged = np.zeros(stop - start)
+        merged[self.offset - start : self.offset - start + self.counts.size] += self.counts
+        merged[other.offset - start : other.offset - start + other.counts.size] += other.counts
+        self.offset, self.counts, self.n = start, merged, self.n + other.n
+        return self
+
+
+@dataclass
+class OutcomeCounts:
+    """Counts per outcome of discrete outputs (scalars, or rows such as bit vectors).
+
+    Attributes
+    ----------
+    counts : dict
+        Outcome to count.
+    n : int
+        Outputs counted.
+    """
+
+    counts: dict
+    n: int = 0
+
+    @classmethod
+    def of(cls, outputs, *, name: str = "outputs") -> OutcomeCounts:
+        """The counts of one chunk of outcomes.
+
+        Parameters
+        ----------
+        outputs : array_like, 1-D or 2-D
+            Outcomes, or rows compared exactly (e.g. bit vectors).
+        name : str, default "outputs"
+
+        Returns
+        -------
+        OutcomeCounts
+        """
+        x = np.asarray(outputs)
+        if x.ndim == 2 and x.shape[1] == 1:
+            x = x[:, 0]
+        if x.ndim not in (1, 2):
+            raise ValueError(f"{name}: discrete outputs must be scalars or rows, got shape {x.shape}")
+        if x.dtype.kind == "f" and not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} contain NaN or infinite values")
+        values, counts = np.unique(x, axis=0, return_counts=True)
+        keys = [tuple(row) for row in values.tolist()] if x.ndim == 2 else values.tolist()
+        return cls(dict(zip(keys, counts.tolist())), int(x.shape[0]))
+
+    def merge(self, other: OutcomeCounts) -> OutcomeCounts:
+        """Add ``other``'s counts to these; returns self.
+
+        Parameters
+        ----------
+        other : OutcomeCounts
+
+        Returns
+        -------
+        OutcomeCounts
+        """
+        for value, count in other.counts.items():
+            self.counts[value] = self.counts.get(value, 0) + count
+        self.n += other.n
+        return self
+
+
+@dataclass
+class RowMoments:
+    """Running sums of vector outputs and of their projections, for the projection's diagnostics.
+
+    Attributes
+    ----------
+    n : int
+        Rows summed.
+    rows : ndarray or None
+        The sum of the rows, shape ``(d,)``.
+    squared_norms : float
+        The sum of the rows' squared norms.
+    projected : float
+        The sum of the projected values.
+    projected_squares : float
+        The sum of their squares.
+    """
+
+    n: int = 0
+    rows: np.ndarray | None = None
+    squared_norms: float = 0.0
+    projected: float = 0.0
+    projected_squares: float = 0.0
+
+    @classmethod
+    def of(cls, rows: np.ndarray, projected: np.ndarray) -> RowMoments:
+        """The sums of one chunk of rows and of their projections.
+
+        Parameters
+        ----------
+        rows : ndarray, shape (m, d)
+        projected : ndarray, shape (m,)
+
+        Returns
+        -------
+        RowMoments
+        """
+        rows = np.asarray(rows, dtype=float)
+        return cls(
+            int(rows.shape[0]),
+            rows.sum(axis=0),
+            float(np.einsum("ij,ij->", rows, rows)),
+            float(projected.sum()),
+            float(projected @ projected),
+        )
+
+    def merge(self, other: RowMoments) -> RowMoments:
+        """Add ``other``'s sums to these; returns self.
+
+        Parameters
+        ----------
+        other : RowMoments
+
+        Returns
+        -------
+        RowMoments
+        """
+        if other.n == 0:
+            return self
+        self.rows = other.rows.copy() if self.rows is None else self.rows + other.rows
+        self.n += other.n
+        self.squared_norms += other.squared_norms
+        self.projected += other.projected
+        self.projected_squares += other.projected_squares
+        return self
