@@ -21,3 +21,13 @@ def busy_box(database, n, rng):
 def light_box(database, n, rng):
     """The Gaussian mechanism as a plain callable (for the memory table)."""
     return float(np.sum(database)) + rng.normal(0.0, 5.0, n)
+
+
+def diffprivlib_geometric(database, n, rng):
+    """diffprivlib's ``Geometric(epsilon=1, sensitivity=1)`` on the database's sum, one
+    ``randomise`` call per output (the ``[libraries]`` extra), seeded from ``rng``."""
+    from diffprivlib.mechanisms import Geometric
+
+    mechanism = Geometric(epsilon=1.0, sensitivity=1, random_state=int(rng.integers(2**31)))
+    value = int(np.sum(database))
+    return np.array([mechanism.randomise(value) for _ in range(n)])

@@ -448,6 +448,53 @@ if __name__ == "__main__":
 """
 
 
+_LIBRARY_PROBE = """
+import sys, time
+import numpy as np
+sys.path.insert(0, {here!r})
+from black_boxes import diffprivlib_geometric
+from renyi.audit import audit
+if __name__ == "__main__":
+    n, workers = (int(v) for v in sys.argv[1:])
+    start = time.perf_counter()
+    audit(diffprivlib_geometric, [1], [0], n, 2.0, rng=np.random.default_rng(4), workers=workers)
+    print(time.perf_counter() - start)
+"""
+
+
+def library_scaling(counts, cores, n=10**5):
+    """One real-library black box (diffprivlib's Geometric, a Python call per output) in tasks,
+    where the ``[libraries]`` extra is installed; a line saying so where it is not."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("diffprivlib") is None:
+        print("\n# diffprivlib Geometric in tasks: skipped (pip install -e '.[libraries]' to measure it)")
+        return
+    print(f"\n# diffprivlib Geometric(epsilon=1) in tasks, {n:,} outputs per side, {cores} cores")
+    print("| workers | time (s) | speed-up |")
+    print("|---:|---:|---:|")
+    probe, base = _LIBRARY_PROBE.format(here=str(Path(__file__).resolve().parent)), None
+    for workers in counts:
+        args = [sys.executable, "-c", probe, str(n), str(workers)]
+        seconds = float(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+        base = seconds if base is None else base
+        record(
+            "parallel",
+            part="diffprivlib",
+            n=n,
+            workers=workers,
+            seconds=round(seconds, 2),
+            speedup=round(base / seconds, 2),
+            cores=cores,
+            microseconds_per_output="",
+            worker_peak_mib="",
+            task_bytes="",
+        )
+        print(f"| {workers} | {seconds:.1f} | {base / seconds:.2f} |", flush=True)
+
+
 def parallel_benchmark(sizes=(10**6, 10**7, 10**8), scaling_sizes=(10**5, 10**6, 10**7)):
     """audit(..., workers=k): wall time with 1, 2, 4, ... workers (up to the cores) on a black box
     of about 20 us an output, at 10^5, 10^6 and 10^7 outputs per side; then the peak memory of a
@@ -485,6 +532,7 @@ def parallel_benchmark(sizes=(10**6, 10**7, 10**8), scaling_sizes=(10**5, 10**6,
                 task_bytes="",
             )
             print(f"| {n:,} | {workers} | {seconds:.1f} | {base / seconds:.2f} |", flush=True)
+    library_scaling(counts, cores)
     print("\n# peak memory of a worker process (RSS) against n per side, and the bytes of one task's counts")
     print("| n per side | worker peak (MiB) | bytes per task |")
     print("|---:|---:|---:|")

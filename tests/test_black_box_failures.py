@@ -79,6 +79,18 @@ def stateful(database, n, rng):
     time.sleep(0.2)  # slow enough that both workers take tasks
     return float(np.sum(database)) + _STATE.normal(0.0, 5.0, n)  # ignores rng: not allowed
 
+def rr(database, n, rng):
+    keep = np.e / (1 + np.e)  # binary randomized response, epsilon_0 = 1
+    bit = int(np.sum(database))
+    return np.where(rng.random(n) < keep, bit, 1 - bit)
+
+
+def features(database, n, rng):
+    out = rng.normal(0.0, 2.0, (n, 6))
+    out[:, 0] += float(np.sum(database))
+    return out
+
+
 lam = lambda database, n, rng: rng.normal(size=n)
 """
 
@@ -313,3 +325,22 @@ def test_bounds_are_the_same_on_any_number_of_workers_only_for_a_pure_black_box(
 
     assert bounds(boxes.good, 1) == bounds(boxes.good, 2)  # the default chunk: 10 tasks a side
     assert bounds(boxes.stateful, 1) != bounds(boxes.stateful, 2)
+
+
+@pytest.mark.xdist_group("processes")
+@pytest.mark.slow
+def test_audit_mechanism_runs_the_finite_sample_and_the_vector_routes(here, capfd):
+    """The two routes through the CLI, against exact divergences: binary RR at epsilon_0 = 1
+    (D_2 = 0.735), and six Gaussian features of scale 2, one shifted by 1 (D_2 = 2 / 8 = 0.25)."""
+    status, out, err = run(capfd, "boxes:rr", "--finite-sample", "--support", "0:1", "--json", n="1e5")
+    assert status == 0, err
+    bound = json.loads(out)[0]
+    assert bound["method"] == "finite-sample" and 0.6 < bound["lower"] <= 0.7354
+    status, out, err = run(capfd, "boxes:rr", "--finite-sample", "--claim-epsilon", "0.2", n="1e5")
+    assert status == 3  # a claim of epsilon(2) = 0.2 for RR at epsilon_0 = 1 is refuted
+    status, out, err = run(capfd, "boxes:features", "--projection", "mean-difference", "--json", n="1e5")
+    assert status == 0, err
+    bound = json.loads(out)[0]
+    assert bound["projection"]["kind"] == "mean-difference (pilot)" and 0.15 < bound["lower"] <= 0.25
+    status, out, err = run(capfd, "boxes:good", "--support", "0:1")
+    assert status == 1 and "--support belongs to --finite-sample" in one_line_error(err)

@@ -175,12 +175,72 @@ def test_bad_input_is_refused_with_the_reason():
         rdp_lower_bound(a, b, 2, method="exact")
 
 
-def test_audit_draws_and_bounds_in_one_process_and_refuses_workers():
+def test_audit_draws_and_bounds_in_one_process_and_in_tasks():
     rng = np.random.default_rng(7)
     bounds = audit("randomized_response", [1, 0], [0, 0], 5_000, [2, 5], rng=rng, method="finite-sample")
     assert all(b.method == "finite-sample" for b in bounds)
-    with pytest.raises(ValueError, match="drop workers"):
-        audit("randomized_response", [1, 0], [0, 0], 5_000, 2, rng=rng, method="finite-sample", workers=2)
+    in_tasks = audit("randomized_response", [1, 0], [0, 0], 5_000, [2, 5], rng=rng, method="finite-sample", workers=1)
+    assert all(b.method == "finite-sample" and b.held_out == (1_000, 1_000) for b in in_tasks)
+    with pytest.raises(ValueError, match="drop split"):
+        audit("randomized_response", [1, 0], [0, 0], 5_000, 2, rng=rng, method="finite-sample", workers=1, split=0.2)
+
+
+KEEP = math.e / (1 + math.e)  # binary randomized response at epsilon_0 = 1
+
+
+def rr_exact(order):
+    """D_order(Bern(KEEP) || Bern(1 - KEEP)), by its two terms."""
+    return math.log(KEEP**order * (1 - KEEP) ** (1 - order) + KEEP ** (1 - order) * (1 - KEEP) ** order) / (order - 1)
+
+
+def test_in_tasks_with_a_declared_support_the_bound_is_that_of_every_output_in_one_process():
+    """An independent route to the same numbers: the one-process bound on the very outputs the
+    tasks drew (a black box that records them), with the support's two outcomes as the cells."""
+    drawn = {0: [], 1: []}
+
+    def rr_box(database, n, rng):
+        bit = int(np.sum(database))
+        out = np.where(rng.random(n) < KEEP, bit, 1 - bit)
+        drawn[bit].append(out)
+        return out
+
+    kw = dict(rng=np.random.default_rng(11), workers=1, method="finite-sample", support=[0, 1], chunk=7_000)
+    in_tasks = audit(rr_box, [1], [0], 30_000, [2.0, 5.0], **kw)
+    whole = finite_sample_bounds(np.concatenate(drawn[1]), np.concatenate(drawn[0]), [2.0, 5.0], support=[0, 1])
+    for a, b in zip(in_tasks, whole):
+        assert (a.lower, a.primal, a.estimate, a.cells, a.held_out) == (
+            b.lower,
+            b.primal,
+            b.estimate,
+            b.cells,
+            b.held_out,
+        )
+        assert 0 < a.lower <= rr_exact(a.order)
+
+
+@pytest.mark.slow
+def test_in_tasks_the_pilot_chosen_cells_keep_the_guarantee():
+    """200 audits of binary RR with a third outcome (the pilot chooses the cells): a bound
+    above the truth at any order, in either direction, is a miss; at most alpha = 0.05 expected."""
+
+    def three_box(database, n, rng):
+        bit = int(np.sum(database))
+        out = np.where(rng.random(n) < KEEP, bit, 1 - bit)
+        out[rng.random(n) < 0.1] = 2  # a third outcome, equally likely on both sides
+        return out
+
+    rng = np.random.default_rng(12)
+    misses = 0
+    for _ in range(200):
+        bounds = audit(three_box, [1], [0], 4_000, [2.0, 10.0], rng=rng, workers=1, method="finite-sample")
+        assert bounds[0].held_out == (800, 800)
+        # with the third outcome mixed in equally, D_lambda is that of the two-point part at mass 0.9
+        truth = {
+            o: math.log(0.9 * (KEEP**o * (1 - KEEP) ** (1 - o) + KEEP ** (1 - o) * (1 - KEEP) ** o) + 0.1) / (o - 1)
+            for o in (2.0, 10.0)
+        }
+        misses += any(b.lower > truth[b.order] for b in bounds)
+    assert misses <= 20  # Binomial(200, 0.05) exceeds 20 with probability below 0.001
 
 
 # ------------------------------------------------------------- the verdict

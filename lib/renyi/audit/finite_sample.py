@@ -43,6 +43,9 @@ __all__ = [
     "clopper_pearson",
     "Grouping",
     "group_outcomes",
+    "grouping_from_counts",
+    "bounds_from_grouping",
+    "checked_settings",
     "WIDENING",
     "MAX_FS_ORDER",
     "DEFAULT_SPLIT",
@@ -198,6 +201,70 @@ def group_outcomes(samples_p, samples_q, *, support=None, split=None, resolution
     return Grouping(counts_p, counts_q, int(np.argmax(mass)), (k_p, k_q))
 
 
+def grouping_from_counts(counts_p: dict, counts_q: dict, *, chosen=None, support=None, resolution=DEFAULT_RESOLUTION):
+    """:func:`group_outcomes` from outcome counts, as outputs drawn in tasks arrive.
+
+    Parameters
+    ----------
+    counts_p, counts_q : dict
+        Outcome (a value, or a tuple for a row) to count, of the outputs that bound.
+    chosen : tuple of two dict, optional
+        Counts of held-out outputs (a pilot) that choose the groups, by the rule of
+        :func:`group_outcomes`; every outcome they did not see falls in the group of estimated
+        loss 0, which always exists, so that the cells are a function of the held-out outputs
+        alone.  ``None``: each outcome of ``support`` is a cell.
+    support : array_like, optional
+        Every outcome the mechanism can produce; required without ``chosen``.  A counted
+        outcome outside it is an error.
+    resolution : float, default 0.25
+
+    Returns
+    -------
+    Grouping
+    """
+    outcomes = set(counts_p) | set(counts_q)
+    if support is not None:
+        declared = set(np.unique(np.asarray(support)).tolist())
+        outside = outcomes - declared
+        if outside:
+            raise ValueError(
+                f"{len(outside):,} outcome(s) outside the declared support, e.g. {sorted(outside)[0]!r}; the "
+                "support must contain every outcome the mechanism can produce"
+            )
+        outcomes |= declared
+    if chosen is None:
+        if support is None:
+            raise ValueError("cells fixed without held-out outputs need the support declared (support=...)")
+        cells = sorted(outcomes)  # each outcome a cell; the first is the free one, fixed in advance
+        index = {o: i for i, o in enumerate(cells)}
+        free, held = 0, (0, 0)
+    else:
+        seen_p, seen_q = chosen
+        k_p, k_q = sum(seen_p.values()), sum(seen_q.values())
+
+        def key(o):
+            if o not in seen_p and o not in seen_q:
+                return 0.0
+            loss = math.log((seen_p.get(o, 0) + 0.5) / k_p) - math.log((seen_q.get(o, 0) + 0.5) / k_q)
+            return float(np.round(loss / resolution))
+
+        pilot_keys = {o: key(o) for o in set(seen_p) | set(seen_q)}
+        keys = sorted(set(pilot_keys.values()) | {0.0})
+        position = {k: i for i, k in enumerate(keys)}
+        index = {o: position[pilot_keys.get(o, 0.0)] for o in outcomes | set(pilot_keys)}
+        mass = np.zeros(len(keys))
+        for o, k in pilot_keys.items():
+            mass[position[k]] += seen_p.get(o, 0) + seen_q.get(o, 0)
+        free, held, cells = int(np.argmax(mass)), (k_p, k_q), keys
+    grouped = []
+    for counts in (counts_p, counts_q):
+        column = np.zeros(len(cells), dtype=np.int64)
+        for o, c in counts.items():
+            column[index[o]] += c
+        grouped.append(column)
+    return Grouping(grouped[0], grouped[1], free, held)
+
+
 def _check_support(support, a, b):
     if a.ndim != 1:
         raise ValueError("support applies to 1-D outputs; for rows leave it out and keep a held-out split")
@@ -272,8 +339,28 @@ def finite_sample_bounds(
     >>> b.method, round(b.lower, 3), round(b.primal, 3)   # the exact D_2 is 0.7350
     ('finite-sample', 0.699, 0.699)
     """
-    from .bounds import LowerBound
+    order_list, scalar, alpha = checked_settings(orders, alpha, direction)
+    n_p, n_q = len(samples_p), len(samples_q)
+    grouping = group_outcomes(samples_p, samples_q, support=support, split=split, resolution=resolution, rng=rng)
+    results = bounds_from_grouping(grouping, order_list, alpha=alpha, direction=direction, sizes=(n_p, n_q))
+    return results[0] if scalar else results
 
+
+def checked_settings(orders, alpha, direction) -> tuple[list, bool, float]:
+    """The orders (a list, and whether one was given as a scalar), alpha and direction, checked.
+
+    Parameters
+    ----------
+    orders : float or sequence of float
+    alpha : float
+    direction : str
+
+    Returns
+    -------
+    orders : list of float
+    scalar : bool
+    alpha : float
+    """
     order_list, scalar = as_rdp_orders(orders, "orders")
     too_large = [o for o in order_list if o > MAX_FS_ORDER]
     if too_large:
@@ -281,8 +368,31 @@ def finite_sample_bounds(
     alpha = as_probability(alpha, "alpha")
     if direction not in ("both", "forward", "reverse"):
         raise ValueError(f"direction must be one of 'both', 'forward', 'reverse', got {direction!r}")
-    n_p, n_q = len(samples_p), len(samples_q)
-    grouping = group_outcomes(samples_p, samples_q, support=support, split=split, resolution=resolution, rng=rng)
+    return order_list, scalar, alpha
+
+
+def bounds_from_grouping(grouping: Grouping, orders, *, alpha: float, direction: str, sizes: tuple) -> list:
+    """The finite-sample bounds at each order from fixed cells and their counts.
+
+    Parameters
+    ----------
+    grouping : Grouping
+        Cells fixed before the bound's outputs were counted, and those counts.
+    orders : sequence of float
+        Checked orders (at most :data:`MAX_FS_ORDER`).
+    alpha : float
+    direction : {"both", "forward", "reverse"}
+    sizes : tuple of int
+        ``(n_p, n_q)``, every output drawn (the held-out ones included), for the record.
+
+    Returns
+    -------
+    list of LowerBound
+    """
+    from .bounds import LowerBound
+
+    n_p, n_q = sizes
+    order_list = list(orders)
     boxes = _boxes(grouping, alpha)
     event = _event_id(grouping, alpha)
     common = dict(
@@ -325,7 +435,7 @@ def finite_sample_bounds(
         if direction == "both":
             best = _with_directions(best, found)
         results.append(best)
-    return results[0] if scalar else results
+    return results
 
 
 def _with_directions(best, found):

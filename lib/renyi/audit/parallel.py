@@ -104,12 +104,12 @@ def plan(n_p: int, n_q: int, pilot: int, chunk: int | None, root: np.random.Seed
 
     Returns
     -------
-    list of Task
+    list of renyi.audit.tasks.Task
 
     Raises
     ------
     ValueError
-        More than :data:`MAX_TASKS` tasks (counted before any is built).
+        More than ``MAX_TASKS`` (100,000) tasks (counted before any is built).
     """
     sides = []
     for n in (n_p, n_q):
@@ -146,6 +146,8 @@ def audit_in_tasks(
     task_timeout=None,
     isolate=False,
     projection=None,
+    method="delta",
+    support=None,
 ):
     """The fit of two samples drawn in tasks (in ``workers`` processes; 1: here).
 
@@ -192,9 +194,16 @@ def audit_in_tasks(
         ``f(rows) -> values`` uses every output.  Each task projects its rows and bins the
         values; with the default ``chunk``, a task of vectors holds at most 64 MiB of rows.
 
+    method : {"delta", "finite-sample"}, default "delta"
+        ``"finite-sample"`` (discrete outputs): outcome counts for the bound that holds at
+        every n; the pilot chooses the cells and is held out, unless ``support`` (or boolean
+        outputs) declares at most two outcomes, which are the cells.
+    support : array_like, optional
+        With ``"finite-sample"``: every outcome the mechanism can produce (1-D outputs).
+
     Returns
     -------
-    fit : DensityFit
+    fit : DensityFit, or renyi.audit.finite_sample.Grouping with ``"finite-sample"``
     projection : renyi.audit.projection.Projection or None
         How vector outputs were projected (None without ``projection``).
 
@@ -214,7 +223,9 @@ def audit_in_tasks(
             from .mergeable import fit_from_counts, fit_from_outcomes
 
             pilot_p, pilot_q = _pilots(engine.collect(submitted, bar), drawn)
-            if projection is None:
+            if method == "finite-sample":
+                start = _start_cells(pilot_p, pilot_q, discrete, support)
+            elif projection is None:
                 start = _start(pilot_p, pilot_q, discrete, bandwidth, (n_p, n_q))
             else:
                 start = _start_projected(pilot_p, pilot_q, projection, bandwidth, (n_p, n_q))
@@ -229,6 +240,11 @@ def audit_in_tasks(
             raise KeyboardInterrupt(f"interrupted after {drawn[0]:,} of {n_p + n_q:,} outputs were drawn") from None
         finally:
             bar.close()
+    if method == "finite-sample":
+        from .finite_sample import grouping_from_counts
+
+        counts_p, counts_q = (c.counts for c in start.counts)
+        return grouping_from_counts(counts_p, counts_q, chosen=start.chosen, support=start.support), None
     if start.grid.dx is None:
         return fit_from_outcomes(*start.counts), None
     return fit_from_counts(*start.counts, start.bandwidth, start.scale), start.projection()
@@ -255,6 +271,7 @@ class _Start:
     def __init__(self, grid, counts, bandwidth=None, scale=None, moments=None, projected=None):
         self.grid, self.counts, self.bandwidth, self.scale = grid, counts, bandwidth, scale
         self.moments, self.projected = moments, projected
+        self.chosen, self.support = None, None  # (the finite-sample bound's cells)
 
     def add(self, side: int, result) -> None:
         """Merge one task's result into its side."""
@@ -297,6 +314,30 @@ def _start(pilot_p, pilot_q, discrete, bandwidth, sizes) -> _Start:
     grid = Grid(h / SPACING, ())
     counts = [GridCounts.of(pilot, grid.dx, name="the pilot") for pilot in (pilot_p, pilot_q)]
     return _Start(grid, counts, h, scale)
+
+
+def _start_cells(pilot_p, pilot_q, discrete, support) -> _Start:
+    """The finite-sample bound's start: outcome counts, and cells chosen by the pilot or declared.
+
+    The pilot chooses the cells and is held out, unless the support declares at most two
+    outcomes (boolean outputs do), which are then the cells and the pilot is counted.
+    """
+    from .pipeline import infer_kind
+
+    if discrete is False or not _kind(pilot_p, pilot_q, discrete, infer_kind):
+        raise ValueError(
+            "method='finite-sample' is for discrete outputs (integers, booleans or rows); these look continuous"
+        )
+    if support is None and pilot_p.ndim == 1 and pilot_p.dtype == bool and pilot_q.dtype == bool:
+        support = np.array([False, True])
+    pilots = [OutcomeCounts.of(pilot, name="the pilot") for pilot in (pilot_p, pilot_q)]
+    if support is not None and np.unique(np.asarray(support)).size <= 2:
+        start = _Start(Grid(None, pilot_p.shape[1:]), pilots)
+    else:  # the pilot chooses the groups: counting it in the bound too would void the guarantee
+        start = _Start(Grid(None, pilot_p.shape[1:]), [OutcomeCounts({}), OutcomeCounts({})])
+        start.chosen = (pilots[0].counts, pilots[1].counts)
+    start.support = support
+    return start
 
 
 def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes) -> _Start:

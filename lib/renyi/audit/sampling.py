@@ -235,11 +235,12 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
     workers = as_workers(workers)
     if rng is None:
         raise TypeError("workers needs rng (a numpy.random.Generator): each task's stream is spawned from it")
-    if options.get("method", "delta") != "delta":
-        raise ValueError(
-            "method='finite-sample' holds out part of each sample to choose its cells, so it draws in "
-            "one process: drop workers and scheduler"
-        )
+    method = options.pop("method", "delta")
+    if method not in ("delta", "finite-sample"):
+        raise ValueError(f"method must be 'delta' or 'finite-sample', got {method!r}")
+    support = options.pop("support", None)
+    if support is not None and method != "finite-sample":
+        raise ValueError("support applies to method='finite-sample'")
     discrete = options.pop("discrete", None)
     if discrete is not None and not isinstance(discrete, (bool, np.bool_)):
         raise TypeError(f"discrete must be True, False or None, got {discrete!r}")
@@ -255,14 +256,16 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
         raise ValueError("with workers a learned direction is held out on the pilot: drop split (pilot sets its size)")
     if projection is not None and discrete:
         raise ValueError("projection reduces real vector outputs; it does not apply with discrete=True")
+    from .finite_sample import DEFAULT_SPLIT
+
+    held_out = learned or (method == "finite-sample" and (support is None or np.unique(support).size > 2))
     pilot = controls["pilot"]
-    if pilot is None:  # a learned direction holds its pilot out: half of the smaller sample at most
-        pilot = min(SCALE_SAMPLE, min(sizes) // 2) if learned else SCALE_SAMPLE
+    if pilot is None:  # a held-out pilot: at most half the smaller sample (the cells' share: a fifth)
+        share = DEFAULT_SPLIT if method == "finite-sample" else 0.5
+        pilot = max(2, min(SCALE_SAMPLE, round(share * min(sizes)))) if held_out else SCALE_SAMPLE
     pilot = as_int(pilot, "pilot", minimum=2)
-    if learned and pilot >= min(sizes):
-        raise ValueError(
-            f"a direction learned on the pilot holds it out of the bound: pilot ({pilot:,}) must be below n"
-        )
+    if held_out and pilot >= min(sizes):
+        raise ValueError(f"the pilot is held out of the bound here: pilot ({pilot:,}) must be below n")
     timeout = controls["task_timeout"]
     timeout = None if timeout is None else as_positive_scalar(timeout, "task_timeout")
     fit, projected = audit_in_tasks(
@@ -281,7 +284,19 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
         task_timeout=timeout,
         isolate=controls["isolate"],
         projection=projection,
+        method=method,
+        support=support,
     )
+    if method == "finite-sample":
+        from .finite_sample import bounds_from_grouping, checked_settings
+
+        direction = options.pop("direction", "both")
+        listed, scalar, alpha = checked_settings(orders, options.pop("alpha", 0.05), direction)
+        unused = sorted(k for k, v in options.items() if v is not None)
+        if unused:
+            raise ValueError(f"method='finite-sample' takes no {', '.join(unused)}")
+        bounds = bounds_from_grouping(fit, listed, alpha=alpha, direction=direction, sizes=sizes)
+        return bounds[0] if scalar else bounds
     from .pipeline import bounds_from_fit, with_projection
 
     bounds = bounds_from_fit(fit, orders, **options)

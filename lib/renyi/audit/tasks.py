@@ -99,7 +99,7 @@ def draw(sampler, data, task: Task, grid: Grid | None):
         ``f(database, n, rng) -> outputs``.
     data : object
         The task's database.
-    task : Task
+    task : renyi.audit.tasks.Task
     grid : Grid or None
         None for a pilot task.
 
@@ -216,7 +216,7 @@ def run_in_worker(task: Task, grid: Grid | None):
 
     Parameters
     ----------
-    task : Task
+    task : renyi.audit.tasks.Task
     grid : Grid or None
 
     Returns
@@ -238,7 +238,7 @@ def run_on_dask(sampler, data, task: Task, grid: Grid | None):
     ----------
     sampler : callable
     data : object
-    task : Task
+    task : renyi.audit.tasks.Task
     grid : Grid or None
 
     Returns

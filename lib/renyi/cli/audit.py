@@ -11,9 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-import numpy as np
-
-from .report import add_claim_options, claim_of, report
+from .report import add_claim_options, claim_of, report, support_of
 from .samples_io import UserError, load_samples
 
 __all__ = ["add_parser", "run"]
@@ -83,7 +81,7 @@ def run(args) -> int:
             discrete=discrete,
             direction=args.direction,
             method="finite-sample",
-            support=_support(args.support),
+            support=support_of(args.support),
             **(projection or {"split": args.split}),
         )
         return report(bounds, claim, args)
@@ -123,23 +121,6 @@ def _refuse_delta_options(args) -> None:
     ]
     if given:
         raise UserError(f"{given[0]} tunes the delta method; --finite-sample has no such option")
-
-
-def _support(text):
-    """``A:B`` (the integers A to B) or ``v1,v2,...``: the outcomes a mechanism can produce."""
-    if text is None:
-        return None
-    try:
-        if ":" in text:
-            low, high = (int(part) for part in text.split(":"))
-            if high < low:
-                raise UserError(f"--support {text}: the range A:B needs A <= B")
-            return np.arange(low, high + 1)
-        return np.array([float(v) if "." in v else int(v) for v in text.split(",")])
-    except ValueError:
-        raise UserError(
-            f"--support must be A:B (integers) or a comma-separated list of outcomes, got {text!r}"
-        ) from None
 
 
 def _number(text: str, option: str) -> float:

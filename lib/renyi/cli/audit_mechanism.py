@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .report import add_claim_options, claim_of, report
+from .report import add_claim_options, claim_of, report, support_of
 from .samples_io import UserError
 
 __all__ = ["add_parser", "load_database"]
@@ -110,8 +110,14 @@ def _cmd(args) -> int:
         raise UserError(str(exc)) from None
     database = load_database(args.database, "--database")
     neighbour = load_database(args.neighbour, "--neighbour")
+    if args.support is not None and not args.finite_sample:
+        raise UserError("--support belongs to --finite-sample")
+    if args.finite_sample and args.projection is not None:
+        raise UserError("--finite-sample is for discrete outputs; --projection for real vectors")
     claim = claim_of(args)
-    level = args.alpha / len(args.orders) if claim is not None else args.alpha
+    # With a claim, each delta-method order gets alpha / J (family-wise); the finite-sample
+    # bound is one confidence event for every order and direction already.
+    level = args.alpha / len(args.orders) if claim is not None and not args.finite_sample else args.alpha
     workers = None if args.scheduler else args.workers
     n = _count(args.n)
     with _prints_to_stderr():
@@ -129,6 +135,7 @@ def _cmd(args) -> int:
             task_timeout=args.task_timeout,
             isolate=True,  # a black box that ends its process must not end the CLI with it
             **({} if args.projection is None else {"projection": args.projection}),
+            **({"method": "finite-sample", "support": support_of(args.support)} if args.finite_sample else {}),
             discrete=args.discrete,
             alpha=level,
             direction=args.direction,
@@ -177,6 +184,16 @@ def add_parser(sub, order_type) -> None:
         choices=["mean-difference", "whitened"],
         default=None,
         help="vector outputs (n, d): a direction learned on the pilot, which is held out of the bound",
+    )
+    a.add_argument(
+        "--finite-sample",
+        action="store_true",
+        help="discrete outputs: a bound valid for every n; the pilot chooses the cells and is held out",
+    )
+    a.add_argument(
+        "--support",
+        metavar="A:B",
+        help="with --finite-sample: every outcome the black box can produce (integers A to B, or a,b,c)",
     )
     a.add_argument("--alpha", type=float, default=0.05, help="error level (default 0.05)")
     a.add_argument("--direction", choices=["both", "forward", "reverse"], default="both")

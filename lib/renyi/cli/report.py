@@ -14,7 +14,7 @@ import numpy as np
 
 from .samples_io import UserError, load_samples
 
-__all__ = ["REFUTED", "add_claim_options", "claim_of", "format_order", "report", "write_json"]
+__all__ = ["REFUTED", "add_claim_options", "claim_of", "format_order", "report", "support_of", "write_json"]
 
 
 def json_safe(value):
@@ -271,3 +271,29 @@ def add_claim_options(parser) -> None:
     )
     claim.add_argument("--claim-rho", type=float, metavar="R", help="test a rho-zCDP claim, epsilon(order) = R*order")
     claim.add_argument("--claim-curve", metavar="FILE", help="test a claimed curve: lines 'order, epsilon'")
+
+
+def support_of(text):
+    """``--support``: ``A:B`` (the integers A to B) or ``v1,v2,...``, the outcomes a mechanism can produce.
+
+    Parameters
+    ----------
+    text : str or None
+
+    Returns
+    -------
+    ndarray or None
+    """
+    if text is None:
+        return None
+    try:
+        if ":" in text:
+            low, high = (int(part) for part in text.split(":"))
+            if high < low:
+                raise UserError(f"--support {text}: the range A:B needs A <= B")
+            return np.arange(low, high + 1)
+        return np.array([float(v) if "." in v else int(v) for v in text.split(",")])
+    except ValueError:
+        raise UserError(
+            f"--support must be A:B (integers) or a comma-separated list of outcomes, got {text!r}"
+        ) from None
