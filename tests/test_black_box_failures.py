@@ -19,7 +19,7 @@ import uuid
 
 import numpy as np
 import pytest
-from renyi.audit import audit, parallel
+from renyi.audit import audit, engines
 from renyi.audit.parallel import default_chunk
 from renyi.cli import main
 
@@ -244,7 +244,7 @@ def silent_server():
 
 def test_a_scheduler_that_does_not_answer_fails_within_the_connect_timeout(here, capfd, silent_server, monkeypatch):
     pytest.importorskip("dask.distributed")
-    monkeypatch.setattr(parallel, "CONNECT_TIMEOUT", 2.0)
+    monkeypatch.setattr(engines, "CONNECT_TIMEOUT", 2.0)
     started = time.monotonic()
     status, out, err = run(capfd, "boxes:good", "--scheduler", silent_server)
     assert status == 1 and out == "" and time.monotonic() - started < 10

@@ -9,9 +9,9 @@ from renyi.audit import audit
 from renyi.audit.bandwidth import default_bandwidth
 from renyi.audit.counts import GridCounts, OutcomeCounts
 from renyi.audit.density import linear_bin, smooth_counts
+from renyi.audit.engines import TaskError
 from renyi.audit.frequencies import relative_frequencies
 from renyi.audit.mergeable import fit_from_counts, fit_from_outcomes
-from renyi.audit.parallel import TaskError
 from renyi.mechanisms import ADJACENT_PAIR, MECHANISMS
 
 X, X_PRIME = ADJACENT_PAIR

@@ -13,7 +13,8 @@ The estimator of Section III in one module per step:
 * :mod:`~renyi.audit.sampling`: :func:`audit` (draws from a mechanism first), and
   :mod:`~renyi.audit.parallel` with :mod:`~renyi.audit.mergeable`, which draw it in tasks on
   worker processes or a Dask cluster, each output once (:mod:`~renyi.audit.tasks`: what a
-  worker runs; :mod:`~renyi.audit.counts`: the counts it sends back);
+  worker runs; :mod:`~renyi.audit.engines`: where tasks run, and their failures;
+  :mod:`~renyi.audit.counts`: the counts a task sends back);
   :mod:`~renyi.audit.black_box`: what a black box is given and must return, and how it is named;
 * :mod:`~renyi.audit.streaming`: the same fit from chunks, memory independent of n;
 * :mod:`~renyi.audit.projection`: vector outputs reduced to one dimension by a direction

@@ -11,7 +11,7 @@ order, so a worker holds one chunk at a time and the result depends on the seed,
 
 Failures.  Whatever goes wrong in a task (the black box raises, exits, returns the wrong
 outputs, hangs past ``task_timeout``, or its worker process dies) stops the audit with one
-:class:`TaskError` line that names the task and carries the black box's own message; no worker
+:class:`~renyi.audit.engines.TaskError` line that names the task and carries the black box's own message; no worker
 process is left running.  Worker processes ignore Ctrl-C (the audit stops them) and write what
 the black box prints to standard error.
 """
@@ -19,31 +19,22 @@ the black box prints to standard error.
 from __future__ import annotations
 
 import math
-import multiprocessing
-import pickle
-import sys
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import TimeoutError as FuturesTimeout
-from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
 from .bandwidth import SCALE_SAMPLE
 from .counts import GridCounts, OutcomeCounts, RowMoments
+from .engines import TaskError, engine, progress_bar
 from .tasks import (
     SIDES,
     BlackBoxFailure,
     Grid,
     Task,
-    draw,
     project_rows,
-    run_in_worker,
-    run_on_dask,
     shape_text,
-    start_worker,
 )
 
-__all__ = ["audit_in_tasks", "default_chunk", "plan", "TaskError", "CHUNK"]
+__all__ = ["audit_in_tasks", "default_chunk", "plan", "CHUNK"]
 
 #: Most outputs per task by default: its counts are a few hundred kilobytes, its outputs 8 MB.
 CHUNK = 1_000_000
@@ -57,14 +48,6 @@ MAX_TASKS = 100_000
 MAX_PILOT_BYTES = 1 << 30
 #: Most bytes of outputs one task of vector outputs holds (its rows times d), when chunk is default.
 TASK_BYTES = 1 << 26
-#: Seconds to wait for a Dask scheduler to answer before the audit gives up.
-CONNECT_TIMEOUT = 10.0
-#: Seconds a stopped worker process gets to exit before it is killed.
-STOP_GRACE = 1.0
-
-
-class TaskError(RuntimeError):
-    """A task of an audit failed: the black box raised, exited, hung or returned the wrong outputs."""
 
 
 def default_chunk(n: int) -> int:
@@ -182,11 +165,11 @@ def audit_in_tasks(
         that does not answer within 10 s stops the audit.
     task_timeout : float, optional
         Seconds a task may take once the audit waits for it; a task that hangs stops the
-        audit with a :class:`TaskError` naming it.
+        audit with a :class:`~renyi.audit.engines.TaskError` naming it.
     isolate : bool, default False
         With ``workers=1``, draw in one worker process rather than here, so that a black box
         that ends its process (``os._exit``, a crash in C) or raises ``KeyboardInterrupt``
-        fails as one :class:`TaskError` instead of taking this process with it.
+        fails as one :class:`~renyi.audit.engines.TaskError` instead of taking this process with it.
     projection : str, array_like or callable, optional
         For vector outputs, shape ``(n, d)``: ``"mean-difference"`` or ``"whitened"`` learns
         the direction on the pilots, which are then held out of the bound (as ``split`` holds
@@ -209,20 +192,20 @@ def audit_in_tasks(
 
     Raises
     ------
-    TaskError
+    renyi.audit.engines.TaskError
         A task failed (one line: the task, and the black box's message).
     """
     root = np.random.SeedSequence(rng.integers(0, 2**63, size=4).tolist())
     tasks = plan(n_p, n_q, pilot, chunk, root)
-    with _engine(sampler, (database, neighbour), workers, scheduler, task_timeout, isolate) as engine:
-        bar = _bar(len(tasks), progress)
+    with engine(sampler, (database, neighbour), workers, scheduler, task_timeout, isolate) as running:
+        bar = progress_bar(len(tasks), progress)
         drawn = [0]  # outputs drawn so far, for the message on Ctrl-C
         try:
-            submitted = engine.submit([t for t in tasks if t.pilot], None)
+            submitted = running.submit([t for t in tasks if t.pilot], None)
             # The fit's modules (scipy) load while the workers draw the pilots, not before.
             from .mergeable import fit_from_counts, fit_from_outcomes
 
-            pilot_p, pilot_q = _pilots(engine.collect(submitted, bar), drawn)
+            pilot_p, pilot_q = _pilots(running.collect(submitted, bar), drawn)
             if method == "finite-sample":
                 start = _start_cells(pilot_p, pilot_q, discrete, support)
             elif projection is None:
@@ -233,7 +216,7 @@ def audit_in_tasks(
             rest = [t for t in tasks if not t.pilot]
             if start.grid.direction is not None and chunk is None:
                 rest = _vector_tasks(rest, start.grid.shape[0], root)
-            for task, result in engine.collect(engine.submit(rest, start.grid), bar):
+            for task, result in running.collect(running.submit(rest, start.grid), bar):
                 start.add(task.side, result)
                 drawn[0] += task.size
         except KeyboardInterrupt:
@@ -441,200 +424,3 @@ def _joined(parts: list, side: int) -> np.ndarray:
             f"{', '.join(sorted(shape_text(s) for s in shapes))}: a black box must return one shape"
         )
     return np.concatenate(parts)
-
-
-def _engine(sampler, data, workers, scheduler, timeout, isolate):
-    if scheduler is not None:
-        return _Dask(sampler, data, scheduler, timeout)
-    if workers == 1 and timeout is None and not isolate:
-        return _Here(sampler, data)
-    return _Pool(sampler, data, workers, timeout)
-
-
-class _Here:
-    """The tasks in this process, in order (a black box's Ctrl-C is the user's)."""
-
-    def __init__(self, sampler, data):
-        self.sampler, self.data = sampler, data
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def submit(self, tasks, grid):
-        return [(task, grid) for task in tasks]  # (drawn when collected, one at a time)
-
-    def collect(self, submitted, bar):
-        for task, grid in submitted:
-            try:
-                result = draw(self.sampler, self.data[task.side], task, grid)
-            except BlackBoxFailure as exc:
-                raise TaskError(f"{task.name} failed: {exc}") from None
-            bar.update(1)
-            yield task, result
-
-
-class _Pool:
-    """Local worker processes (spawned), each loading the black box once for the whole audit."""
-
-    def __init__(self, sampler, data, workers, timeout):
-        try:
-            payload = pickle.dumps((sampler, data))
-        except Exception as exc:
-            raise ValueError(
-                "worker processes need a picklable black box and databases (a function defined at "
-                f"module level, not a lambda or a closure): {type(exc).__name__}: {exc}"
-            ) from None
-        context = multiprocessing.get_context("spawn")
-        self.pool = ProcessPoolExecutor(workers, mp_context=context, initializer=start_worker, initargs=(payload,))
-        self.timeout = timeout
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, exc, tb):
-        if kind is None:
-            self.pool.shutdown(wait=True)
-        else:
-            self.stop()
-        return False
-
-    def stop(self) -> None:
-        """Stop every worker now: the executor cannot cancel a running task, so they are ended."""
-        processes = list((getattr(self.pool, "_processes", None) or {}).values())
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.join(STOP_GRACE)
-            if process.is_alive():
-                process.kill()
-                process.join(STOP_GRACE)
-        self.pool.shutdown(wait=True, cancel_futures=True)
-
-    def submit(self, tasks, grid):
-        return [(task, self.pool.submit(run_in_worker, task, grid)) for task in tasks]
-
-    def collect(self, submitted, bar):
-        for task, future in submitted:
-            result = _result(future, task, self.timeout)
-            bar.update(1)
-            yield task, result
-
-
-def _result(future, task: Task, timeout):
-    """A task's result, or one :class:`TaskError` line: what failed, or that it hung."""
-    try:
-        return future.result(timeout=timeout)
-    except (FuturesTimeout, TimeoutError):
-        raise TaskError(f"{task.name} did not finish within {timeout:g} s (task_timeout); the audit stopped") from None
-    except BlackBoxFailure as exc:
-        raise TaskError(f"{task.name} failed: {exc}") from None
-    except BrokenProcessPool:
-        raise TaskError(
-            f"{task.name} failed: a worker process died (killed, out of memory, or the black box ended it)"
-        ) from None
-    except Exception as exc:
-        raise TaskError(f"{task.name} failed: {type(exc).__name__}: {_one_line(exc)}") from None
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
-class _Dask:
-    """The tasks on a Dask cluster (a client, or the address of its scheduler)."""
-
-    def __init__(self, sampler, data, scheduler, timeout):
-        try:
-            from dask.distributed import Client
-        except ImportError:
-            raise ValueError(
-                "scheduler= runs tasks on a Dask cluster and needs dask[distributed]: pip install 'dask[distributed]'"
-            ) from None
-        self.own = not isinstance(scheduler, Client)
-        if self.own:
-            _probe(scheduler)
-            try:
-                self.client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-            except Exception as exc:
-                raise TaskError(
-                    f"cannot use the Dask scheduler at {scheduler!r}: {type(exc).__name__}: {_one_line(exc)}"
-                ) from None
-        else:
-            self.client = scheduler
-        self.sampler, self.data, self.timeout = sampler, data, timeout
-        self.futures = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.client.cancel(self.futures)
-        if self.own:
-            self.client.close()
-        return False
-
-    def submit(self, tasks, grid):
-        submitted = [
-            (task, self.client.submit(run_on_dask, self.sampler, self.data[task.side], task, grid, pure=False))
-            for task in tasks
-        ]
-        self.futures += [future for _, future in submitted]
-        return submitted
-
-    def collect(self, submitted, bar):
-        for task, future in submitted:
-            result = _result(future, task, self.timeout)
-            bar.update(1)
-            yield task, result
-
-
-def _probe(address) -> None:
-    """Refuse, within :data:`CONNECT_TIMEOUT`, a TCP address where no Dask scheduler answers.
-
-    A scheduler speaks first on a new connection (its handshake), so a server that accepts and
-    stays silent is not one; the client itself would wait on it for as long as it stays open.
-    """
-    import socket
-    import time
-
-    if not isinstance(address, str):
-        raise TypeError(f"scheduler must be an address such as 'tcp://host:8786' or a dask Client, got {address!r}")
-    target = address.removeprefix("tcp://")
-    if "://" in target:  # tls://, ucx://, inproc://: the client's own checks apply
-        return
-    host, _, port = target.rpartition(":")
-    if not host or not port.isdigit():
-        raise TaskError(f"cannot use the Dask scheduler at {address!r}: expected 'tcp://host:port'")
-    deadline = time.monotonic() + CONNECT_TIMEOUT
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT) as sock:
-            sock.settimeout(max(0.1, deadline - time.monotonic()))
-            if not sock.recv(1):
-                raise TaskError(f"the server at {address!r} closed the connection: it is not a Dask scheduler")
-    except TimeoutError:
-        raise TaskError(
-            f"no Dask scheduler answered at {address!r} within {CONNECT_TIMEOUT:g} s (connect timeout)"
-        ) from None
-    except OSError as exc:
-        raise TaskError(f"cannot reach a Dask scheduler at {address!r}: {exc.strerror or exc}") from None
-
-
-class _NoBar:
-    def update(self, _):
-        pass
-
-    def close(self):
-        pass
-
-
-def _bar(total, progress):
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
-        return _NoBar()
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="task", desc="drawing", file=sys.stderr)

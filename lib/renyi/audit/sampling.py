@@ -94,7 +94,7 @@ def audit(
     isolate : bool, default False
         With ``workers=1``, draw the tasks in one worker process instead of this one, so that
         a black box that ends its process (``os._exit``, a crash in C code) or raises
-        ``KeyboardInterrupt`` fails as one :class:`~renyi.audit.parallel.TaskError` instead of
+        ``KeyboardInterrupt`` fails as one :class:`~renyi.audit.engines.TaskError` instead of
         ending this process (the CLI's ``audit-mechanism`` always does).  The bound is the same.
     **estimator_options
         Passed to :func:`rdp_lower_bound` (``alpha``, ``discrete``,
@@ -109,7 +109,7 @@ def audit(
 
     Raises
     ------
-    renyi.audit.parallel.TaskError
+    renyi.audit.engines.TaskError
         With ``workers`` or ``scheduler``: a task failed (the black box raised, exited, hung
         past ``task_timeout``, returned the wrong outputs, or its worker died); one line that
         names the task and carries the black box's message.

@@ -14,7 +14,7 @@ import sys
 
 from .. import __version__
 from .._docs import CLI_MAIN, fill
-from ..audit.parallel import TaskError
+from ..audit.engines import TaskError
 from . import audit, audit_mechanism, design, mechanisms
 from .samples_io import UserError
 
