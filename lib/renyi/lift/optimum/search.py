@@ -193,8 +193,8 @@ def polished_multiplier(model, geo, columns, weights, mu, deadline=None):
 def nearest_multiplier(model, mu, points, value, slack):
     """The mu nearest to ``mu`` that prices ``points`` at most at ``value (1 + slack)``.
 
-    The mu nearest to ``mu`` at which every column of ``points`` prices at most at
-    ``value (1 + slack)`` (a projection onto a polyhedron, SLSQP), or None if none is found.
+    Every column of ``points`` must price at most at that level: a projection of ``mu`` onto
+    a polyhedron (SLSQP); None if none is found.
 
     The LP's dual with those points among its columns is feasible, so the set is not empty;
     any mu gives a valid bound, so this only decides how tight the tree's can become.

@@ -88,8 +88,8 @@ class Constraint:
     def where(self, mask, other):
         """Rows of ``other`` where ``mask``, else these.
 
-        Rows of ``other`` where ``mask``, else these (models of the same boxes), so that the
-        boxes of every model are refined by one stacked ascent.
+        Both are models of the same boxes; merging them row by row lets one stacked ascent
+        refine the boxes of every model.
         """
         pick = lambda a, b: np.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), b, a)
         mine, theirs = self._every_row(), other._every_row()

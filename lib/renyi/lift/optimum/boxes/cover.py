@@ -12,7 +12,7 @@ import numpy as np
 def project(x, lo, hi, scale=None):
     """Projection of rows of ``x`` onto a box on the simplex's plane.
 
-    Projection of rows of ``x`` onto ``{lo <= q <= hi, sum(q) = 1}`` (exact), in the metric
+    The set is ``{lo <= q <= hi, sum(q) = 1}`` and the projection exact, in the metric
     ``sum((q - x)^2 / scale)`` (Euclidean without ``scale``).
 
     The nearest point is ``clip(x - k scale, lo, hi)`` for the ``k`` where its sum is 1.

@@ -108,8 +108,8 @@ class BoxTree:
     def _evaluate(self, which, mu, prior, target=-np.inf):
         """Bound the boxes ``which`` and store the results.
 
-        Bound the boxes ``which`` and store the results; with a pool, its workers take all
-        chunks but the last, which this process bounds meanwhile.
+        With a pool, its workers take all chunks but the last, which this process bounds
+        meanwhile.
         """
         b = self.boxes
         args = (b.lo, b.hi, b.start, b.anchor, b.multiplier, b.multiplier_best)
@@ -233,8 +233,8 @@ class BoxTree:
     def bounds(self, mu, target=-np.inf, ceiling=None, limit=None):
         """A certified bound of F_mu over Q in every box.
 
-        A certified bound of F_mu over Q in every box; only boxes that may exceed ``target``, and
-        were not bounded at this mu, are solved (at most ``limit``, the largest bounds first).
+        Only boxes that may exceed ``target``, and were not bounded at this mu, are solved (at
+        most ``limit``, the largest bounds first).
 
         The Lagrangian depends on mu only through -mu^T (q - P_Y), so a box's bound moves by at
         most the largest change of that linear term on the box (a knapsack): the others keep
