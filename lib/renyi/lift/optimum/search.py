@@ -211,8 +211,7 @@ def nearest_multiplier(model, mu, points, value, slack):
     )
     # SLSQP may end on "positive directional derivative" within round-off of the set; such
     # a point serves as well (any mu is valid, the slack only aims the move), and refusing it
-    # left the tree at a poor fitted mu for a whole run (|Y| = 20, eps = 0.02: upper bound 6.05
-    # against a value of 0.18, every move refused at a violation of 5e-12).
+    # can leave the tree at a poor fitted mu for a whole run.
     ok = np.all(np.isfinite(res.x)) and np.all(ceiling + res.x @ d >= -1e-9 * max(abs(value), TINY))
     return res.x if ok else None
 
@@ -481,8 +480,8 @@ class BoxPhase:
         h, rtol = self.settings.heuristics, self.rtol
         if stuck.shape[1] and self.value <= self.mu_value * (1 + h.mu_renew * rtol):
             if priced(self.model, stuck, self.tree_mu).max() > self.value * (1 + h.dual_switch):
-                # (|Y| = 20, eps = 0.02: the fitted mu bounded U at 6.05 against a value of
-                # 0.18; at the LP's dual the boxes' maximisers doubled the value within 30 s)
+                # (a fitted mu can bound U far above the value; at the LP's dual the boxes'
+                # maximisers find better mechanisms fast)
                 self.tree_mu = self.mu
                 return
             # The nearest mu that prices the LP's support and those points at most at the

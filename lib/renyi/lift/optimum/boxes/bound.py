@@ -343,8 +343,7 @@ class BoxLagrangian:
         if near is not None:
             # A cover at a nearby multiplier leaves uncovered a direction that turns convex in
             # between, and scaled to cover it can cost a hundred times the least, too far for the
-            # barrier's few steps (at |Y| = 6, a multiplier 10 % lower: 24 against 0.13, and the
-            # barrier ended at 0.58).  Where it had to grow over ``NEAR_GROWTH`` times, the equal
+            # barrier's few steps.  Where it had to grow over ``NEAR_GROWTH`` times, the equal
             # shape bounds that start (only there: it costs an eigenvalue problem per box).
             start = certified(near)
             grown = np.flatnonzero(np.sum(start * cost, axis=-1) > NEAR_GROWTH * np.sum(near * cost, axis=-1))
@@ -416,9 +415,8 @@ class BoxLagrangian:
         # A diagonal majoriser of -Hess L on the box, as the ascent's metric: H_Phi is entrywise
         # non-negative and at most its value at the upper corner, diag(H 1) >= H for such a
         # matrix, and F's own curvature 2 / p only makes L less concave.  The covers' theta
-        # span 10^4 on a box against a face, and one step size for all coordinates left the
-        # flat ones unconverged (at |Y| = 10, eps_max / 2, 77 % of a tree's boxes bounded below
-        # the target after 30 steps instead of 97 %).
+        # span 10^4 on a box against a face, and one step size for all coordinates leaves the
+        # flat ones unconverged.
         metric = multiplier[:, None] * constraint.row_sums + 2 * theta
         metric = 1 / np.maximum(
             metric, self.settings.heuristics.metric_floor * metric.max(axis=-1, keepdims=True) + 1e-300
@@ -431,9 +429,8 @@ class BoxLagrangian:
             x, t_acc = x_new, t_new
         # The Hessian bounds hold only within the budget's z ranges (:meth:`_z_range`), so the
         # certificate needs a point there: where the ascent ended outside, the last point
-        # inside on the way from its start.  At |Y| = 20, alpha = 5, eps = 0.02 about one ascent
-        # in fifteen ends outside; at |Y| = 10 with a prior entry of 8e-5, alpha = 3, 44 % of
-        # the end points had one z beyond its range.  A tangent outside them bounds nothing.
+        # inside on the way from its start (ascents do end outside, most often with a tiny
+        # prior entry).  A tangent outside them bounds nothing.
         within = constraint.within[:, None]
         x = np.where(within, self._back_inside(x_start, x), x)
         outside = self.outside(x) & constraint.within

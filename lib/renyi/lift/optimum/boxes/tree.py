@@ -300,9 +300,8 @@ class BoxTree:
         hi_left[rows, y], lo_right[rows, y] = middle, middle
         lo_new, hi_new, keep = tighten(np.concatenate([lo, lo_right]), np.concatenate([hi_left, hi]))
         # The children's ascents start at the parent's end point, which is also where their
-        # quadratic minorant of Phi is expanded: its tightness depends on that point (starting
-        # at the boundary of Q along the ray through it left |Y| = 20 below eps_max
-        # converging with about 400 boxes instead of 35).
+        # quadratic minorant of Phi is expanded: its tightness depends on that point (a start
+        # on the boundary of Q needs many times more boxes to converge).
         ends = b.best_point[which]
         parents = np.concatenate([which, which])[keep]
         rest = np.ones(len(b), dtype=bool)
