@@ -397,6 +397,8 @@ def test_row_moments_of_chunks_add_up_to_those_of_the_whole():
 def test_vector_outputs_in_tasks_are_refused_without_a_projection_and_with_split():
     with pytest.raises(ValueError, match="pass projection="):
         audit(vector_box, [1], [0], 20_000, 2.0, rng=np.random.default_rng(25), workers=1)
+    with pytest.raises(ValueError, match="projection='kde' draws in one process"):
+        audit(vector_box, [1], [0], 20_000, 2.0, rng=np.random.default_rng(25), workers=1, projection="kde")
     with pytest.raises(ValueError, match="drop split"):
         audit(
             vector_box,
