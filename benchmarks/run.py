@@ -466,8 +466,6 @@ def library_scaling(counts, cores, n=10**5):
     """One real-library black box (diffprivlib's Geometric, a Python call per output) in tasks,
     where the ``[libraries]`` extra is installed; a line saying so where it is not."""
     import importlib.util
-    import subprocess
-    import sys
 
     if importlib.util.find_spec("diffprivlib") is None:
         print("\n# diffprivlib Geometric in tasks: skipped (pip install -e '.[libraries]' to measure it)")
@@ -475,24 +473,38 @@ def library_scaling(counts, cores, n=10**5):
     print(f"\n# diffprivlib Geometric(epsilon=1) in tasks, {n:,} outputs per side, {cores} cores")
     print("| workers | time (s) | speed-up |")
     print("|---:|---:|---:|")
-    probe, base = _LIBRARY_PROBE.format(here=str(Path(__file__).resolve().parent)), None
+    probe = _LIBRARY_PROBE.format(here=str(Path(__file__).resolve().parent))
+    timed_in_tasks("diffprivlib", probe, n, counts, cores, label=False)
+
+
+def timed_in_tasks(part, probe, n, counts, cores, *, extra=(), cost="", label=True):
+    """Time one audit script (``probe``) with each number of workers; record and print each row.
+
+    A script of its own: a spawned worker re-imports the main script, and this one imports
+    every peer pipeline, which a user's audit script would not.
+    """
+    import subprocess
+    import sys
+
+    base = None
     for workers in counts:
-        args = [sys.executable, "-c", probe, str(n), str(workers)]
+        args = [sys.executable, "-c", probe, str(n), str(workers), *map(str, extra)]
         seconds = float(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
         base = seconds if base is None else base
         record(
             "parallel",
-            part="diffprivlib",
+            part=part,
             n=n,
             workers=workers,
             seconds=round(seconds, 2),
             speedup=round(base / seconds, 2),
             cores=cores,
-            microseconds_per_output="",
+            microseconds_per_output=cost,
             worker_peak_mib="",
             task_bytes="",
         )
-        print(f"| {workers} | {seconds:.1f} | {base / seconds:.2f} |", flush=True)
+        first = f"| {n:,} " if label else ""
+        print(f"{first}| {workers} | {seconds:.1f} | {base / seconds:.2f} |", flush=True)
 
 
 def parallel_benchmark(sizes=(10**6, 10**7, 10**8), scaling_sizes=(10**5, 10**6, 10**7)):
@@ -509,29 +521,9 @@ def parallel_benchmark(sizes=(10**6, 10**7, 10**8), scaling_sizes=(10**5, 10**6,
     print(f"\n# audit(..., workers=k): a black box of {cost:.0f} us an output ({rounds} rounds), {cores} cores")
     print("| n per side | workers | time (s) | speed-up |")
     print("|---:|---:|---:|---:|")
-    here = str(Path(__file__).resolve().parent)
+    probe = _SCALING_PROBE.format(here=str(Path(__file__).resolve().parent))
     for n in scaling_sizes:
-        base = None
-        for workers in counts:
-            # A script of its own: a spawned worker re-imports the main script, and this one
-            # imports every peer pipeline, which a user's audit script would not.
-            probe = _SCALING_PROBE.format(here=here)
-            args = [sys.executable, "-c", probe, str(n), str(workers), str(rounds)]
-            seconds = float(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
-            base = seconds if base is None else base
-            record(
-                "parallel",
-                part="scaling",
-                n=n,
-                workers=workers,
-                seconds=round(seconds, 2),
-                speedup=round(base / seconds, 2),
-                cores=cores,
-                microseconds_per_output=round(cost, 1),
-                worker_peak_mib="",
-                task_bytes="",
-            )
-            print(f"| {n:,} | {workers} | {seconds:.1f} | {base / seconds:.2f} |", flush=True)
+        timed_in_tasks("scaling", probe, n, counts, cores, extra=(rounds,), cost=round(cost, 1))
     library_scaling(counts, cores)
     print("\n# peak memory of a worker process (RSS) against n per side, and the bytes of one task's counts")
     print("| n per side | worker peak (MiB) | bytes per task |")

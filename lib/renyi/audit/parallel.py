@@ -326,7 +326,7 @@ def _start_cells(pilot_p, pilot_q, discrete, support) -> _Start:
 def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes) -> _Start:
     """Vector outputs: the direction (learned on the pilots, which are then held out, or given)."""
     from .mergeable import SPACING, pilot_bandwidth
-    from .projection import PROJECTIONS, learn_direction
+    from .projection import PROJECTIONS, fixed_direction, learn_direction
 
     if pilot_p.ndim != 2 or pilot_p.dtype.kind not in "biuf":
         raise ValueError(
@@ -347,9 +347,7 @@ def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes) -> _Start:
     elif callable(projection):
         w, kind, held = projection, "callable", (0, 0)
     else:
-        w = np.asarray(projection, dtype=float)
-        if w.shape != (d,) or not np.all(np.isfinite(w)) or not np.any(w):
-            raise ValueError(f"a fixed projection must be a finite, non-zero vector of length {d}, got shape {w.shape}")
+        w = fixed_direction(projection, d)
         w, kind, held = w / np.linalg.norm(w), "fixed", (0, 0)
     try:
         values = [project_rows(pilot, w) for pilot in (pilot_p, pilot_q)]

@@ -45,6 +45,7 @@ __all__ = [
     "PROJECTIONS",
     "DEFAULT_SPLIT",
     "signal_share_from_moments",
+    "fixed_direction",
     "Projection",
     "learn_direction",
     "project",
@@ -380,6 +381,26 @@ def signal_share_from_moments(w, sizes, variances, means, mean_squares):
     return float(min(1.0, max(0.0, along / signal)))
 
 
+def fixed_direction(projection, d: int) -> np.ndarray:
+    """A direction given in advance, checked: a finite, non-zero vector of length ``d``.
+
+    Parameters
+    ----------
+    projection : array_like
+    d : int
+        The outputs' dimension.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        As given (not normalised).
+    """
+    w = np.asarray(projection, dtype=float)
+    if w.shape != (d,) or not np.all(np.isfinite(w)) or not np.any(w):
+        raise ValueError(f"a fixed projection must be a finite, non-zero vector of length {d}, got shape {w.shape}")
+    return w
+
+
 def projected_samples(samples_p, samples_q, projection, *, split=None, rng=None):
     r"""Reduce vector outputs to one dimension for :func:`~renyi.audit.rdp_lower_bound`.
 
@@ -431,9 +452,7 @@ def projected_samples(samples_p, samples_q, projection, *, split=None, rng=None)
     else:
         if split is not None:
             raise ValueError("split applies to a learned projection; a fixed one uses every output")
-        w = np.asarray(projection, dtype=float)
-        if w.shape != (d,) or not np.all(np.isfinite(w)) or not np.any(w):
-            raise ValueError(f"a fixed projection must be a finite, non-zero vector of length {d}, got shape {w.shape}")
+        w = fixed_direction(projection, d)
         kind, split = "fixed", 0.0
     rng = as_generator(rng, allow_none=True) or np.random.default_rng(0)
     sides = [_Side(arr, name, split, rng, kind == "whitened") for arr, name in ((a, "samples_p"), (b, "samples_q"))]
