@@ -291,7 +291,9 @@ def test_ctrl_c_exits_130_within_two_seconds_and_leaves_no_process(here, sigint_
         try:
             _, err = proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            for pid in _processes_with(mark):  # the CLI and its workers, not later tests' problem
+                os.kill(pid, signal.SIGKILL)
+            proc.communicate()
             raise
         assert time.monotonic() - sent < 2.0, f"{workers} workers: exit took {time.monotonic() - sent:.1f} s"
         assert proc.returncode == 130 and "interrupted after" in err and "Traceback" not in err
@@ -299,6 +301,43 @@ def test_ctrl_c_exits_130_within_two_seconds_and_leaves_no_process(here, sigint_
         while _processes_with(mark) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert _processes_with(mark) == [], f"{workers} workers: processes left behind"
+
+
+@pytest.mark.xdist_group("processes")
+def test_a_ctrl_c_while_a_worker_starts_leaves_no_worker_behind(here, monkeypatch):
+    """The executor starts a worker, then records it; a Ctrl-C between the two (sent here at
+    that point, on every start) must still end every worker.  An unrecorded worker is one the
+    interpreter waits for at exit: the CLI hung."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import boxes
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+    start = ProcessPoolExecutor._spawn_process
+
+    def start_then_ctrl_c(pool):
+        process = pool._mp_context.Process(
+            target=start.__globals__["_process_worker"],
+            args=(pool._call_queue, pool._result_queue, pool._initializer, pool._initargs, pool._max_tasks_per_child),
+        )
+        process.start()
+        os.kill(os.getpid(), signal.SIGINT)
+        pool._processes[process.pid] = process
+
+    monkeypatch.setattr(ProcessPoolExecutor, "_spawn_process", start_then_ctrl_c)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt, match="interrupted after 0 of"):
+            audit(boxes.slow, [1], [0], 10**5, 2.0, rng=np.random.default_rng(0), workers=2, discrete=False)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        left = multiprocessing.active_children()
+        for process in left:
+            process.kill()
+            process.join()
+    assert left == []
 
 
 def test_the_default_chunk_depends_on_n_alone():

@@ -8,9 +8,12 @@ none is left running.  :mod:`renyi.audit.parallel` plans the tasks and merges th
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import pickle
+import signal
 import sys
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FuturesTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -106,6 +109,10 @@ class _Pool:
 
     def stop(self) -> None:
         """Stop every worker now: the executor cannot cancel a running task, so they are ended."""
+        with _ctrl_c_held():
+            self._end_workers()
+
+    def _end_workers(self) -> None:
         processes = list((getattr(self.pool, "_processes", None) or {}).values())
         for process in processes:
             process.terminate()
@@ -117,13 +124,39 @@ class _Pool:
         self.pool.shutdown(wait=True, cancel_futures=True)
 
     def submit(self, tasks, grid):
-        return [(task, self.pool.submit(run_in_worker, task, grid)) for task in tasks]
+        with _ctrl_c_held():  # (submit starts workers)
+            return [(task, self.pool.submit(run_in_worker, task, grid)) for task in tasks]
 
     def collect(self, submitted, bar):
         for task, future in submitted:
             result = _result(future, task, self.timeout)
             bar.update(1)
             yield task, result
+
+
+@contextlib.contextmanager
+def _ctrl_c_held():
+    """Hold a Ctrl-C until the block is done, then raise it.
+
+    The executor starts a worker, then records it; a Ctrl-C between the two leaves a worker
+    that :meth:`_Pool.stop` cannot see and that the interpreter waits for at exit: a hang.
+    Only the main thread receives signals, and only there can the handler be swapped; a
+    handler of the caller's own (or Ctrl-C ignored) is left alone.
+    """
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda *_: caught.append(True))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _result(future, task: Task, timeout):
