@@ -95,6 +95,40 @@ def test_certificate_survives_values_beyond_double_precision():
     assert found.log_certified <= found.log_primal <= found.log_certified * (1 + 1e-9)
 
 
+def test_certificate_holds_where_a_cell_of_q_may_be_almost_empty():
+    """A cell seen once or twice: q's lower end is tiny but positive, p's is not.  The power
+    term at the stationary point overflows; the certificate once became nan there and fell to
+    0 at orders 200 and 1000 while order 100 certified fully.  The multistart (independent)
+    checks order 50; at every order the certificate meets a feasible value."""
+    boxes = [np.array([2.5e-6, 0.15]), np.array([1.6e-4, 0.16]), np.array([1.4e-8, 0.22]), np.array([1.1e-4, 0.23])]
+    assert box_minimum(*boxes, 50.0).log_certified == pytest.approx(box_minimum_multistart(*boxes, 50.0), rel=1e-6)
+    divergences = []
+    for order in (50.0, 100.0, 200.0, 1000.0):
+        found = box_minimum(*boxes, order)
+        assert found.log_primal * (1 - 1e-9) <= found.log_certified <= found.log_primal
+        divergences.append(found.divergence(order)[0])
+    assert divergences == sorted(divergences) and divergences[0] > 0.07
+
+
+def test_a_bound_proved_at_a_smaller_order_holds_at_the_larger_ones(monkeypatch):
+    """D_lambda is nondecreasing in lambda on one event: a certificate that falls with the order
+    (here a stand-in that certifies 0.5 at order 2 and nothing at 10) is carried upwards, in
+    each direction, and never beyond the primal."""
+    from renyi.audit import finite_sample
+    from renyi.audit.pmf_minimum import BoxMinimum
+
+    def falling(lower_p, upper_p, lower_q, upper_q, order):
+        certified = 0.5 * (order - 1) if order < 5 else -math.inf
+        return BoxMinimum(certified, 2.0 * (order - 1), 1.0)
+
+    monkeypatch.setattr(finite_sample, "box_minimum", falling)
+    rng = np.random.default_rng(0)
+    bounds = finite_sample_bounds(rng.random(2_000) < 0.7, rng.random(2_000) < 0.3, [10, 2, 5])
+    assert [b.lower for b in bounds] == pytest.approx([0.5, 0.5, 0.5], rel=1e-9)
+    assert [b.primal for b in bounds] == [2.0, 2.0, 2.0]
+    assert all(d.lower == pytest.approx(0.5) for b in bounds for d in b.directions)
+
+
 # ------------------------------------------------------------- the bound
 
 

@@ -110,6 +110,18 @@ def _log_phi(log_p, log_q, order):
     return np.where(np.isneginf(log_q) & ~np.isneginf(log_p), np.inf, out)
 
 
+def _lowered(value, gap, linear=0.0):
+    """``value + gap``, except where the value at the stationary point overflowed to ``inf``.
+
+    There the power term exceeds the largest float and the linear term is at least
+    ``linear`` (a negative multiplier times an end of at most 1), so their sum is above
+    ``min(_FAR, max_float + linear)``, the value used; the gap would turn ``inf`` into ``nan``
+    (``inf * 0``, ``inf - inf``), which voided the whole dual.
+    """
+    floor = min(_FAR, float(np.finfo(float).max) + min(linear, 0.0))
+    return np.where(np.isposinf(value), floor, value + gap)
+
+
 def _edge_q(p_end, c, d, nu, order, shift):
     """Lower bound of min over q in [c, d] of p^λ q^(1-λ) e^-shift + nu q, p fixed (vectorised).
 
@@ -125,7 +137,7 @@ def _edge_q(p_end, c, d, nu, order, shift):
         value = np.exp(_log_phi(log_p, log_t, order) - shift) + nu * t
         slope = (1.0 - order) * np.exp(order * (log_p - log_t) - shift) + nu
         # convexity: h(e) >= h(t) + h'(t)(e - t) on the whole edge
-        value = value + np.minimum(slope * (c - t), slope * (d - t))
+        value = _lowered(value, np.minimum(slope * (c - t), slope * (d - t)))
     # p = 0: the term vanishes, the edge is linear in q
     return np.where(p_end == 0, nu * c, value)
 
@@ -146,7 +158,7 @@ def _edge_p(q_end, a, b, mu, order, shift):
             value = np.exp(_log_phi(log_t, log_q, order) - shift) + mu * t
             slope = order * np.exp((order - 1.0) * (log_t - log_q) - shift) + mu
             slope = np.where(t == 0, mu, slope)
-            value = value + np.minimum(slope * (a - t), slope * (b - t))
+            value = _lowered(value, np.minimum(slope * (a - t), slope * (b - t)), mu)
     # q = 0: only p = 0 is finite
     return np.where(q_end == 0, np.where(a == 0, 0.0, np.inf), value)
 
