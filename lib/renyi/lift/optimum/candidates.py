@@ -40,10 +40,12 @@ def polish_mechanism(geo, q, w, max_iter, deadline=None):
     (a :func:`time.perf_counter` reading) the iterations stop there and the last iterate is
     returned: an iteration costs O((|Y| n_u)^3) (one dense least-squares step in all the
     posteriors' coordinates), and at |Y| = 20 ``max_iter`` of them can outlast the search's
-    time limit.
+    time limit.  Above ``polish_max_variables`` variables it returns (q, w) unchanged.
     """
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     n_y, n_u = q.shape
+    if (n_y + 1) * n_u > geo.settings.heuristics.polish_max_variables:
+        return q, w
     log_level = math.log(geo.level) if geo.eps > 0 else 0.0
     split = n_y * n_u
 
@@ -94,12 +96,12 @@ def polish_mechanism(geo, q, w, max_iter, deadline=None):
         bounds=[(0.0, 1.0)] * (split + n_u),
         constraints=constraints,
         options={"maxiter": max_iter, "ftol": SLSQP_FTOL},
-        callback=None if deadline is None else _stop_at(deadline),
+        callback=None if deadline is None else stop_at(deadline),
     )
     return unpack(res.x)
 
 
-def _stop_at(deadline):
+def stop_at(deadline):
     """A callback that ends an optimisation once ``deadline`` has passed (SciPy's StopIteration)."""
 
     def callback(xk):
@@ -109,8 +111,13 @@ def _stop_at(deadline):
     return callback
 
 
-def price_locally(geo, mu, starts, max_iter):
-    """Local maxima of F_mu over the feasible set (SLSQP), from each start (columns)."""
+def price_locally(geo, mu, starts, max_iter, deadline=None):
+    """Local maxima of F_mu over the feasible set (SLSQP), from each start (columns).
+
+    With ``deadline`` (a :func:`time.perf_counter` reading) no start begins after it and a
+    running one stops there (its last iterate is returned): a start costs O(|Y|^3) per
+    iteration.
+    """
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     log_level = math.log(geo.level) if geo.eps > 0 else 0.0
 
@@ -130,18 +137,22 @@ def price_locally(geo, mu, starts, max_iter):
         constraints.append({"type": "ineq", "fun": privacy, "jac": privacy_jac})
     else:
         constraints.append({"type": "eq", "fun": lambda q: A @ q - p_x, "jac": lambda q: A})
-    found = [
-        optimize.minimize(
-            objective,
-            q0,
-            jac=True,
-            method="SLSQP",
-            bounds=[(0.0, 1.0)] * p.size,
-            constraints=constraints,
-            options={"maxiter": max_iter, "ftol": geo.settings.heuristics.slsqp_ftol_posterior},
-        ).x
-        for q0 in starts.T
-    ]
+    found = []
+    for q0 in starts.T:
+        if deadline is not None and time.perf_counter() > deadline:
+            break
+        found.append(
+            optimize.minimize(
+                objective,
+                q0,
+                jac=True,
+                method="SLSQP",
+                bounds=[(0.0, 1.0)] * p.size,
+                constraints=constraints,
+                options={"maxiter": max_iter, "ftol": geo.settings.heuristics.slsqp_ftol_posterior},
+                callback=None if deadline is None else stop_at(deadline),
+            ).x
+        )
     return np.array(found).T if found else np.zeros((p.size, 0))
 
 

@@ -11,6 +11,7 @@ the chapter *General leakage matrices* (``book/part2``).
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from scipy import linalg
@@ -18,6 +19,10 @@ from scipy import linalg
 from .._numerics import PARALLEL, TINY, ZERO_COMPONENT, bisect_feasible, power
 
 __all__: list[str] = []
+
+#: Operations (about k^3 a cone) of the first cones' outer sets built between two looks at
+#: the clock: all of them at once up to k = 27, a fraction of a second a chunk beyond.
+_OUTER_SET_WORK = 20_000_000
 
 
 class Geometry:
@@ -99,12 +104,30 @@ class ConeTree:
         self.pairs = np.array([(i, j) for i in range(k) for j in range(i + 1, k)], dtype=int).reshape(-1, 2)
         self.points = self.add_rays(start / np.linalg.norm(start, axis=0))
         self._sets = ("single", "single_quad", "one", "one_quad", "two", "two_quad")
-        for name, value in zip(self._sets, self._simplices(self.cones)):
-            setattr(self, name, value)
         # Per-cone arrays are views of buffers with room to grow (see split).
         self._buffers = {}
         self.reach, self.cached, self.m_at = np.zeros(0), np.zeros(0), np.zeros((0, k))
+        self._outer_sets_ready = False
+
+    def _outer_sets(self, deadline=math.inf) -> bool:
+        """Build the first cones' outer sets, when first needed; whether they are built.
+
+        They cost O(|Y|^4) operations (O(|Y|^3) per cone), so they are built a few cones at a
+        time and given up at ``deadline`` (a :func:`time.perf_counter` reading).
+        """
+        if self._outer_sets_ready:
+            return True
+        per_chunk = max(1, _OUTER_SET_WORK // self.geo.k**3)
+        parts = []
+        for start in range(0, len(self.cones), per_chunk):
+            if time.perf_counter() > deadline:
+                return False
+            parts.append(self._simplices(self.cones[start : start + per_chunk]))
+        for name, values in zip(self._sets, zip(*parts)):
+            setattr(self, name, np.concatenate(values))
         self._fresh(np.arange(len(self.cones)))
+        self._outer_sets_ready = True
+        return True
 
     def add_rays(self, r):
         t, q, a, b, on_facet = self.geo.rays(r, with_kind=True)
@@ -131,13 +154,17 @@ class ConeTree:
         # A tangent plane at the cone's centre is four times closer to Q than one at a corner.
         centre = rr.sum(axis=2)
         _, _, centre_a, centre_b, centre_facet = geo.rays(centre / np.linalg.norm(centre, axis=0), with_kind=True)
-        facets_a = np.repeat(-geo.B.T[:, None, :], n_cones, axis=1)
-        cut_a = np.concatenate([self.a[:, cones], centre_a[:, :, None], facets_a], axis=2)  # (k, C, J)
+        # Each cut's normal against each of the cone's rays, (C, J, k): the rays' own tangent
+        # planes, the centre's, and the facets q_y >= 0 (normal -B[y], the same for every cone,
+        # so one product serves all cones).
+        own = np.matmul(self.a[:, cones].transpose(1, 2, 0), rr.transpose(1, 0, 2))
+        at_centre = np.einsum("kc,kci->ci", centre_a, rr)[:, None, :]
+        facets = -(geo.B @ rr.reshape(rr.shape[0], -1)).reshape(-1, n_cones, k_r).transpose(1, 0, 2)
+        dots = np.concatenate([own, at_centre, facets], axis=1)
         cut_b = np.concatenate(
             [self.b[cones], centre_b[:, None], np.broadcast_to(geo.p, (n_cones, geo.p.size))], axis=1
         )
         tangent_kind = np.concatenate([self.on_facet[cones], centre_facet[:, None]], axis=1)
-        dots = np.einsum("kcj,kci->cji", cut_a, rr)  # (C, J, k)
         with np.errstate(divide="ignore", invalid="ignore"):
             coords = np.where(dots > PARALLEL, cut_b[:, :, None] / dots, np.inf)
         overshoot = np.max(coords / np.maximum(self.t[cones][:, None, :], TINY), axis=2)
@@ -159,7 +186,10 @@ class ConeTree:
         li, lj = np.where(ok, li, 0.0), np.where(ok, lj, 0.0)
         # F_mu at a vertex is quad - coords . (m . r): store the mu-independent quadratic parts.
         s = self.s[cones]
-        cross = np.einsum("kcp,kl,lcp->cp", rr[:, :, i], geo.metric, rr[:, :, j])
+        # r_i . metric r_j for every pair from each cone's Gram matrix: O(C k^3) operations and
+        # O(C k^2) memory, where gathering the pairs' rays first takes O(C k^4) of both.
+        metric_rr = (geo.metric @ rr.reshape(rr.shape[0], -1)).reshape(rr.shape)
+        cross = np.matmul(rr.transpose(1, 2, 0), metric_rr.transpose(1, 0, 2))[:, i, j]
         two_quad = li**2 * s[:, i] + 2 * li * lj * cross + lj**2 * s[:, j]
         return (
             *_finite_parts(single, single**2 * s[:, None, :]),
@@ -200,15 +230,18 @@ class ConeTree:
     def ray_points(self, which):
         return self.geo.p[:, None] + self.geo.B @ (self.t[which] * self.r[:, which])
 
-    def bounds(self, mu, target=-np.inf):
+    def bounds(self, mu, target=-np.inf, deadline=math.inf):
         """Upper bound of F_mu over Q within each cone: its largest value at the vertices of an outer set.
 
         F_mu(P_Y + B c) = c^T metric c - (B^T mu)^T c is convex, so on a polytope it is
         largest at a vertex; the bound is the smallest over the cone's outer sets.  A cone's
         bound moves by at most ``reach * |m - m_at|`` when mu moves (every vertex lies within
         ``reach`` of P_Y), so only cones that might exceed ``target`` are evaluated again; the
-        others keep that valid, slightly larger bound.
+        others keep that valid, slightly larger bound.  None if the first cones' outer sets
+        could not be built by ``deadline``.
         """
+        if not self._outer_sets(deadline):
+            return None
         m = self.geo.B.T @ mu
         slack = self.reach * np.linalg.norm(m[None, :] - self.m_at, axis=1)
         bounds = self.cached + slack
@@ -225,6 +258,7 @@ class ConeTree:
         writes only the cones it splits (a compacted copy of every cone's arrays each round
         was a quarter of the cones' time at |Y| = 6).
         """
+        self._outer_sets()
         kr = self.cones.shape[1]
         if kr == 1:
             return np.zeros((self.geo.p.size, 0))

@@ -116,17 +116,20 @@ def merge_outputs(q, w, p_y, budget):
     return q[:, order], w[order]
 
 
-def prune_outputs(model, geo, q, w, *, tolerance):
+def prune_outputs(model, geo, q, w, *, tolerance, out_of_time=None):
     """Drop outputs, lightest first, while the LP on the rest loses at most ``tolerance`` (relative).
 
     Degenerate LPs spread the weight over several nearly equivalent posteriors, or keep
     outputs with weights like 1e-6 whose presence depends on round-off; the support of
-    the solution is what Proposition 1 counts.
+    the solution is what Proposition 1 counts.  Up to one linear program per pair of outputs,
+    so it stops at ``out_of_time()`` (the mechanism is feasible after every step).
     """
     settings = geo.settings
     value = float(gains(model, q) @ w)
     for _ in range(w.size):
         for drop in np.argsort(w):
+            if out_of_time is not None and out_of_time():
+                return q, w
             rest = q[:, np.delete(np.arange(w.size), drop)]
             # Two outputs must lie on one line through P_Y; only those points are tried then.
             lines = lines_through_centre(geo, rest)
@@ -164,9 +167,9 @@ def prices_above(model, columns, mu, value, settings):
 
 
 def initial_columns(model, geo, tree, seed):
-    """P_Y, the cone tree's ray ends, 200 k random ray ends and the structured seed points."""
+    """P_Y, the cone tree's ray ends, 200 k random ray ends (``cover_rays`` at most), the seed points."""
     rng = np.random.default_rng(seed)
-    cover = rng.standard_normal((geo.k, 200 * geo.k))
+    cover = rng.standard_normal((geo.k, min(200 * geo.k, geo.settings.heuristics.cover_rays)))
     _, cover_points, _, _ = geo.rays(cover / np.linalg.norm(cover, axis=0))
     return np.concatenate([model.p_y[:, None], tree.points, cover_points, seed_points(model, geo)], axis=1)
 

@@ -65,11 +65,13 @@ class Schedule:
         self.next = rounds + self.every
 
 
-def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, known_upper=math.inf):
+def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, known_upper=math.inf, overall=None):
     """Column generation priced by the conical branch and bound, until the gap or the time is reached.
 
     ``extra``: more feasible candidate posteriors for the first LP; ``known_upper``: a valid
     upper bound found elsewhere, which ends the search once the value is within ``rtol`` of it.
+    ``overall``: the whole search's clock; out of it before the first cones are ready, no cone
+    is bounded (the bound is then ``inf``).
     """
     settings = geo.settings
     out_of_time = clock(time_limit)
@@ -91,10 +93,14 @@ def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, 
         if local_search.due(rounds) and not out_of_time(local_search.seconds):
             previous = value
             with local_search.timed():
-                columns, value, weights, mu = improve(model, geo, tree, columns, weights, polish_iter)
+                deadline = time.perf_counter() + out_of_time.left()
+                columns, value, weights, mu = improve(model, geo, tree, columns, weights, polish_iter, deadline)
             local_search.record(rounds, value > previous * (1 + settings.heuristics.search_useful * rtol))
         target = value * (1 + settings.heuristics.cone_target * rtol)
-        bounds = tree.bounds(mu, target=target)
+        ends = math.inf if overall is None else time.perf_counter() + overall.left()
+        bounds = tree.bounds(mu, target=target, deadline=ends)
+        if bounds is None:  # (out of time before the first cones were ready)
+            return columns, value, weights, mu, best_upper
         best_upper = min(best_upper, max(value, float(bounds.max())))
         closed = min(best_upper, known_upper)
         if closed - value <= rtol * closed or out_of_time() or len(tree.cones) >= max_cones:
@@ -105,15 +111,18 @@ def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, 
         columns, value, weights, mu = solve_priced(model, tree, columns)
 
 
-def improve(model, geo, tree, columns, weights, max_iter):
-    """Polish the LP's support as a whole mechanism, then price locally from the best columns."""
+def improve(model, geo, tree, columns, weights, max_iter, deadline=None):
+    """Polish the LP's support as a whole mechanism, then price locally from the best columns.
+
+    Both searches stop at ``deadline`` (a :func:`time.perf_counter` reading).
+    """
     support = weights > NEGLIGIBLE_WEIGHT
-    polished, _ = polish_mechanism(geo, columns[:, support], weights[support], max_iter)
+    polished, _ = polish_mechanism(geo, columns[:, support], weights[support], max_iter, deadline)
     columns = np.concatenate([columns, pull_inside(geo, polished), lines_through_centre(geo, polished)], axis=1)
     columns, value, weights, mu = solve_priced(model, tree, columns)
     reduced = priced(model, columns, mu)
     starts = columns[:, np.argsort(-reduced)[: min(12, columns.shape[1])]]
-    columns = np.concatenate([columns, pull_inside(geo, price_locally(geo, mu, starts, max_iter))], axis=1)
+    columns = np.concatenate([columns, pull_inside(geo, price_locally(geo, mu, starts, max_iter, deadline))], axis=1)
     return solve_priced(model, tree, columns)
 
 
@@ -245,7 +254,7 @@ class BoxPhase:
                 self.channel_search.record(0, self.value > previous * (1 + h.search_useful * rtol))
                 if self.channel_search.every > h.box_local_every:
                     break
-        self.tree = BoxTree(geo, pool)
+        self.tree = BoxTree(geo, pool, self._deadline())
         # Polishes skipped before the next one, and polishes in a row whose fit failed.
         self.polish_skips, self.polish_failures = 0, 0
         # The tree's mu changes only when the mechanism improves: every change re-solves boxes.
@@ -265,7 +274,13 @@ class BoxPhase:
         self.columns, self.value, self.weights, self.mu = enter(self.model, self.lp, new, self.settings)
 
     def run(self, max_boxes):
-        """Rounds until the gap, the time or ``max_boxes``; returns the LP, the bound and the box count."""
+        """Rounds until the gap, the time or ``max_boxes``; returns the LP, the bound and the box count.
+
+        Out of time before the first round (the root box took it), no box is bounded: the
+        bound is then ``inf`` and the other upper bounds serve.
+        """
+        if self.out_of_time():
+            return (*self.lp, self.best_upper, 0)
         while True:
             size = self.round(max_boxes)
             if size is not None:
@@ -326,11 +341,11 @@ class BoxPhase:
         if self.local_search.due(rounds) and not self.out_of_time(self.local_search.seconds):
             with self.local_search.timed():
                 starts = found[:, : h.box_local_starts]
-                local = pull_inside(geo, price_locally(geo, self.mu, starts, h.box_local_iter))
+                local = pull_inside(geo, price_locally(geo, self.mu, starts, h.box_local_iter, self._deadline()))
                 # The same search at the tree's mu from the worst boxes: a feasible point with
                 # F_mu above value (1 + rtol) proves U(mu) above it, and no split can close the
                 # gap then (a fitted mu slightly off can hold a tree on one box).
-                at_tree = pull_inside(geo, price_locally(geo, self.tree_mu, worst, h.box_local_iter))
+                at_tree = pull_inside(geo, price_locally(geo, self.tree_mu, worst, h.box_local_iter, self._deadline()))
                 stuck = at_tree[:, priced(model, at_tree, self.tree_mu) > self._stuck_above()]
             found, searches = np.concatenate([found, local, stuck], axis=1), searches + [self.local_search]
         channel = self._channel_search()
@@ -377,7 +392,8 @@ class BoxPhase:
             rounds += 1
             at_fit = rounds % 2 == 0
             mu = fitted if at_fit else self.mu
-            found = pull_inside(self.geo, price_locally(self.geo, mu, self._near_support(), h.box_local_iter))
+            starts = self._near_support()
+            found = pull_inside(self.geo, price_locally(self.geo, mu, starts, h.box_local_iter, self._deadline()))
             if at_fit:
                 best = float(priced(self.model, found, mu).max(initial=-np.inf))
                 dry = dry + 1 if best <= self.value * (1 + slack) else 0
@@ -413,6 +429,10 @@ class BoxPhase:
         self.polish_failures = 0 if fits else self.polish_failures + 1
         self.polish_skips = 0 if fits else 2 ** (self.polish_failures - 1)
         return fitted, polished
+
+    def _deadline(self):
+        """The time limit as a :func:`time.perf_counter` reading (inf without one)."""
+        return time.perf_counter() + self.out_of_time.left()
 
     def _polish_deadline(self):
         """When a polish of the mechanism must stop: at the time limit.

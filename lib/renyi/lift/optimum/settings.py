@@ -88,6 +88,9 @@ class Heuristics:
         nearer 1 splits fewer (``random |Y|=10`` at ``eps_max / 2``).
     split_batch, split_work : int, default 20,000, 2,000,000
         Most cones split in one round, and a round's work budget (cones × k × (k + pairs)).
+    cover_rays : int, default 4,000
+        Random ray end points in the first LP: 200 per dimension of the feasible set, at most
+        this many (the LP's cost grows with their number times |Y|).
     cone_local_every : int, default 8
         The cone phase's local search runs at the first round, then every this many rounds
         while it raises the value.
@@ -158,6 +161,11 @@ class Heuristics:
         The box tree's μ is the stationary one when its least-squares KKT system fits this well
         (relative residual), else the LP's dual; posterior coordinates at or below
         ``stationary_zero`` count as a face in that system.
+    polish_max_variables : int, default 600
+        The whole-mechanism polish runs only up to this many variables (|Y| + 1 per output):
+        an SLSQP iteration costs O(variables^3) and cannot be stopped, so beyond it (|Y| about
+        25 and more) one iteration could outlast the time limit; the per-posterior searches
+        and the LP remain.
     mu_polish_iter : int, default 200
         SLSQP iterations of the mechanism polish that precedes the KKT fit.
     mu_polish_merge : float, default 1e-3
@@ -218,6 +226,7 @@ class Heuristics:
     box_target: float = 0.9
     split_batch: int = 20_000
     split_work: int = 2_000_000
+    cover_rays: int = 4_000
     cone_local_every: int = 8
     pricing_passes: int = 10
     lp_tolerance: float = 1e-10
@@ -248,6 +257,7 @@ class Heuristics:
     output_floor: float = 1e-100
     stationary_rtol: float = 1e-3
     stationary_zero: float = 1e-10
+    polish_max_variables: int = 600
     mu_polish_iter: int = 200
     mu_polish_merge: float = 1e-3
     mu_renew: float = 0.1

@@ -6,10 +6,13 @@ in rounds (with a :class:`~renyi.lift.optimum.pool.WorkerPool`, in chunks on its
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from scipy import optimize
 
 from ..bracket import output_chi2_radius
+from ..candidates import stop_at
 from ..polytope import lift_ranges
 from .bound import BoxLagrangian
 from .cover import knapsack, tighten
@@ -20,7 +23,7 @@ from .state import BoxState, CutState
 class BoxTree:
     """A partition of a box around the feasible set into boxes, each with a certified bound of F_mu."""
 
-    def __init__(self, geo, pool=None):
+    def __init__(self, geo, pool=None, deadline=np.inf):
         self.geo, self.pool = geo, pool
         self.settings = geo.settings
         # Workers of the pool running something else (a local search), left out of the chunks.
@@ -38,7 +41,7 @@ class BoxTree:
         self.basis = self.lagrangian.basis
         self._phi, self._grad_phi = self.lagrangian._phi, self.lagrangian._grad_phi
         self._quadratic_minorant = self.lagrangian._quadratic_minorant
-        lo, hi, _ = tighten(*(b[None] for b in self._root()))
+        lo, hi, _ = tighten(*(b[None] for b in self._root(deadline)))
         #: The boxes (:class:`~renyi.lift.optimum.boxes.state.BoxState`), first the root.
         self.boxes = BoxState.fresh(
             lo, hi, self.p[None], np.full(1, np.inf), np.full(1, -1), np.zeros(n), np.full(1, np.inf)
@@ -50,14 +53,21 @@ class BoxTree:
         #: The largest bound of F_mu on the parts cut off, at the last mu bounded (-inf: none).
         self.cut_off = -np.inf
 
-    def _root(self):
-        """A box that contains Q: each coordinate's range over Q, certified by duality, within the D_2 box."""
+    def _root(self, deadline=np.inf):
+        """A box that contains Q: each coordinate's range over Q, certified by duality, within the D_2 box.
+
+        2 |Y| local searches of O(|Y|^3) per iteration; from ``deadline`` (a
+        :func:`time.perf_counter` reading) on, the remaining coordinates keep the D_2 box's
+        range, which holds as well.
+        """
         lo, hi = self._ellipsoid_shadow()
         for y in range(self.p.size):
             for sign in (1.0, -1.0):
+                if time.perf_counter() > deadline:
+                    return lo, hi
                 c = np.zeros(self.p.size)
                 c[y] = sign
-                extent = sign * self._certified_min(c)
+                extent = sign * self._certified_min(c, deadline)
                 lo[y], hi[y] = (max(lo[y], extent), hi[y]) if sign > 0 else (lo[y], min(hi[y], extent))
         return lo, hi
 
@@ -74,12 +84,13 @@ class BoxTree:
         half = np.sqrt(radius * np.maximum(np.diag(inverse), 0.0)) * (1 + self.settings.margins.eigenvalue) + 1e-15
         return np.maximum(np.zeros(n), self.p - half), np.minimum(np.ones(n), self.p + half)
 
-    def _certified_min(self, c):
+    def _certified_min(self, c, deadline=np.inf):
         """A lower bound of min c^T q over Q, valid whatever the optimiser returns (weak duality).
 
         For any multiplier >= 0 and x in the simplex, the convex D(q) = c^T q + multiplier (Phi(q) - level)
         satisfies min_Q c^T q >= min_simplex D >= D(x) + min_j grad D(x)_j - grad D(x)^T x.
-        SLSQP supplies x and a least-squares KKT estimate supplies multiplier.
+        SLSQP supplies x (stopped at ``deadline``: any x serves) and a least-squares KKT
+        estimate supplies multiplier.
         """
         constraints = [
             {"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones_like(q)},
@@ -93,6 +104,7 @@ class BoxTree:
             bounds=[(0.0, 1.0)] * c.size,
             constraints=constraints,
             options={"maxiter": 200, "ftol": 1e-15},
+            callback=stop_at(deadline),
         )
         x = np.clip(res.x, 0.0, None)
         x /= x.sum()
