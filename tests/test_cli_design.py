@@ -173,7 +173,7 @@ def test_transposed_file_is_recognised(files, capsys):
         (["--prior", "0.5,0.5"], "has 2 entries"),
         (["--eps", "0"], "--eps 0 with an invertible leakage matrix allows only the trivial mechanism"),
         (["--eps", "-0.1"], "--eps must be a finite budget >= 0"),
-        (["--eps", "0.05"], "above epsilon_max = 0.0240842"),
+        (["--eps", "0.05", "--method", "directional"], "above epsilon_max = 0.0240842"),
         (["--order", "1"], "--order (the order alpha) must be finite and > 1"),
         (["--order", "0.5"], "--order (the order alpha) must be finite and > 1"),
         (["--out", "channel.xlsx"], "unknown format"),
@@ -207,28 +207,23 @@ def test_bad_matrices(tmp_path, capsys):
         assert err.startswith("renyi: error: --leakage") and err.count("\n") == 1, (name, err)
 
 
-def test_too_many_outputs_for_the_optimum(tmp_path, capsys):
+def test_many_outputs_get_a_note_and_a_proved_bracket_within_the_time_limit(tmp_path, capsys):
+    """|Y| = 31: no refusal, a note on stderr (stdout stays the JSON), a feasible channel and
+    a bracket, within the 2-s limit plus the one-step overrun global_optimum documents."""
+    import time
+
     k = 31
     a = 0.5 * np.eye(k) + 0.5 / k
     np.save(tmp_path / "big.npy", a)
     np.save(tmp_path / "uniform.npy", np.full(k, 1 / k))
-    assert (
-        main(
-            [
-                "design",
-                "--leakage",
-                str(tmp_path / "big.npy"),
-                "--prior",
-                str(tmp_path / "uniform.npy"),
-                "--eps",
-                "1e-4",
-                "--order",
-                "2",
-            ]
-        )
-        == 1
-    )
-    assert "too large for the certified optimum" in capsys.readouterr().err
+    args = ["design", "--leakage", str(tmp_path / "big.npy"), "--prior", str(tmp_path / "uniform.npy")]
+    started = time.perf_counter()
+    status = main(args + ["--eps", "1e-4", "--order", "2", "--time-limit", "2", "--json"])
+    assert time.perf_counter() - started < 6
+    out, err = capsys.readouterr()
+    assert status == 0 and err.startswith("renyi: note: |Y| = 31") and err.count("\n") == 1
+    report = json.loads(out)
+    assert report["check_passed"] and 0 < report["bracket"]["lower"] <= report["bracket"]["upper"]
 
 
 @pytest.mark.slow
@@ -260,3 +255,32 @@ def test_workers_must_be_a_process_count(files, capsys, workers):
     assert main(argv + ["--order", "2", "--workers", workers]) == 1
     err = capsys.readouterr().err
     assert err.startswith("renyi: error: --workers must be") and err.count("\n") == 1, err
+
+
+def test_above_epsilon_max_the_optimum_is_designed_and_the_closed_forms_need_the_flag(files, capsys):
+    """The medical example's epsilon_max at order 3 is 0.0241 (Theorem 1); at eps = 2 the
+    optimum's bracket is proved without Theorem 1, while the two-scale mechanism is refused
+    unless asked for, by the new name or the former one.  Its JSON is valid although V_+ is
+    infinite there (Theorem 1's band is vacuous): null, and named under "non_finite"."""
+    common = ["design", "--leakage", str(files / "A.csv"), "--prior", str(files / "px.csv"), "--order", "3"]
+    report = run_json(common[1:] + ["--eps", "2"], capsys)
+    assert report["theorem1"]["admissible"] is False and report["check_passed"] is True
+    assert report["theorem1"]["V_plus"] is None and report["non_finite"] == {"theorem1.V_plus": "inf"}
+    assert report["bracket"]["lower"] <= report["bracket"]["upper"]
+    assert main(common + ["--eps", "2", "--method", "two-scale"]) == 1
+    err = capsys.readouterr().err
+    assert "outside Theorem 1's range" in err and "--above-epsilon-max" in err and len(err.splitlines()) == 1
+    for flag in ("--above-epsilon-max", "--beyond-certificate"):
+        assert main(common + ["--eps", "2", "--method", "two-scale", flag]) == 0
+        assert "mechanism (two-scale)" in capsys.readouterr().out
+
+
+def test_a_prior_entry_too_small_for_the_linear_programs_is_one_line(tmp_path, capsys):
+    """P_Y(y) = 1e-300 on a singular 2 x 3 matrix ended in a RuntimeError traceback from HiGHS
+    (status 15); below 1e-13 every such LP failed, at 1e-12 they still solve."""
+    np.savetxt(tmp_path / "W.csv", [[0.5, 0.5, 0.2], [0.5, 0.5, 0.8]], delimiter=",")
+    args = ["design", "--leakage", str(tmp_path / "W.csv"), "--prior-of", "y", "--eps", "0.1", "--order", "3"]
+    assert main(args + ["--prior", "0.5,0.5,1e-300"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("renyi: error: P_Y(y=2) = 1e-300 is below 1e-12") and err.count("\n") == 1
+    assert main(args + ["--prior", "0.5,0.499999999999,1e-12", "--time-limit", "5"]) == 0

@@ -21,7 +21,7 @@ from .leakage_io import DesignError, build_model, check_output, load_leakage, lo
 
 __all__ = ["design", "print_report", "run", "add_parser", "MAX_OPTIMUM_Y"]
 
-#: The certified optimum's branch and bound is practical up to about this many values of Y.
+#: Above this many values of Y, ``design`` notes that the optimum's gap will likely stay open.
 MAX_OPTIMUM_Y = 30
 #: Largest order * eps: e^(order * eps) must be a finite double (log of the largest is 709.8).
 MAX_LOG_BUDGET = 700.0
@@ -108,9 +108,11 @@ def _designed(model, eps, order, args, report):
 
     if args.method == "optimum":
         if model.p_y.size > MAX_OPTIMUM_Y:
-            raise DesignError(
-                f"|Y| = {model.p_y.size} is too large for the certified optimum (practical up to "
-                f"|Y| = {MAX_OPTIMUM_Y}); use --method two-scale"
+            print(
+                f"renyi: note: |Y| = {model.p_y.size}: above |Y| = {MAX_OPTIMUM_Y} the optimum's search "
+                f"rarely closes its gap within --time-limit {args.time_limit:g}; expect a proved bracket, "
+                "possibly wide, around a feasible mechanism",
+                file=sys.stderr,
             )
         mech = global_optimum(model, eps, order, rtol=args.rtol, time_limit=args.time_limit, workers=args.workers)
         report["bracket"] = {
@@ -185,10 +187,12 @@ def _theorem1(model, eps, order, args):
             "V0": cert.V0,
             "V_plus": cert.V_plus,
         }
-        if not cert.admissible and not args.beyond_certificate:
+        # The optimum's bracket is proved at every eps; the closed forms rest on Theorem 1's range.
+        if not cert.admissible and args.method != "optimum" and not args.above_epsilon_max:
             raise DesignError(
-                f"--eps {eps:g} is above epsilon_max = {e_max:.6g}, where Theorem 1's certificate "
-                f"holds at order {order:g}; pass --beyond-certificate to design without it"
+                f"--eps {eps:g} is above epsilon_max = {e_max:.6g}, outside Theorem 1's range at order "
+                f"{order:g}, where the {args.method} mechanism has no guarantee of utility; use "
+                "--method optimum (its bracket is proved at every eps) or pass --above-epsilon-max"
             )
         return theorem1
     if args.method != "optimum":
@@ -263,11 +267,31 @@ def run(args) -> int:
     """
     report = design(args)
     if args.json:
-        json.dump(report, sys.stdout, indent=2, allow_nan=False)
-        sys.stdout.write("\n")
+        non_finite = {}
+        report = _json_ready(report, "", non_finite)
+        if non_finite:
+            report["non_finite"] = non_finite
+        # One string, then one write: a value JSON cannot hold never leaves half a document.
+        sys.stdout.write(json.dumps(report, indent=2, allow_nan=False) + "\n")
     else:
         print_report(report)
     return 0 if report["check_passed"] else 1
+
+
+def _json_ready(value, path, non_finite):
+    """``value`` with every infinite or NaN float as None, its path and value in ``non_finite``.
+
+    JSON has no infinity; a bound that is infinite (``V_plus`` where Theorem 1's upper bound is
+    vacuous) is reported as null and named under ``"non_finite"``.
+    """
+    if isinstance(value, dict):
+        return {k: _json_ready(v, f"{path}.{k}" if path else str(k), non_finite) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_ready(v, f"{path}[{i}]", non_finite) for i, v in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):
+        non_finite[path] = str(value)
+        return None
+    return value
 
 
 def add_parser(sub, number) -> None:
@@ -315,9 +339,13 @@ def add_parser(sub, number) -> None:
         help="certified optimum (Theorem 2, default), two-scale or Lemma 3's directional mechanism",
     )
     d.add_argument(
+        "--above-epsilon-max",
         "--beyond-certificate",
+        dest="above_epsilon_max",
         action="store_true",
-        help="design even where Theorem 1's certificate does not hold (eps > epsilon_max)",
+        help="two-scale and directional mechanisms: design them above epsilon_max too, outside "
+        "Theorem 1's range (the optimum needs no flag: its bracket is proved at every eps; "
+        "--beyond-certificate is the former name)",
     )
     d.add_argument("--rtol", type=number, default=1e-6, help="target relative gap of the optimum (default 1e-6)")
     d.add_argument(

@@ -284,10 +284,21 @@ def polytope_applies(model, geo, use_boxes):
     return LeakageModel.of(model) is None or model.p_y.size >= geo.settings.heuristics.box_min_size
 
 
+#: The least prior probability of a value of Y the search accepts: its linear programs carry
+#: coefficients 1 / P_Y(y), and below about 1e-13 HiGHS fails on them.
+MIN_PRIOR = 1e-12
+
+
 def check_search(model, rtol, time_limit, max_cones):
     """Validate the model and the search controls of :func:`global_optimum`."""
     if not isinstance(model, GeneralLeakageModel):
         raise TypeError(f"model must be a LeakageModel or GeneralLeakageModel, got {type(model).__name__}")
+    if model.p_y.min() < MIN_PRIOR:
+        y = int(np.argmin(model.p_y))
+        raise ValueError(
+            f"P_Y(y={y}) = {model.p_y[y]:.3g} is below {MIN_PRIOR:g}, where the optimum's linear programs "
+            "(coefficients 1/P_Y) fail; drop or merge the values of Y that almost never occur"
+        )
     rtol = as_real_scalar(rtol, "rtol")
     if not 0 < rtol < 1:
         raise ValueError(f"rtol must lie in (0, 1), got {rtol!r}")
