@@ -699,7 +699,7 @@ def test_workers_must_be_a_process_count(workers):
 def test_stationary_multiplier_makes_every_output_a_local_maximum():
     """At the tree's mu, no output of the polished mechanism can be improved within Q (SLSQP)."""
     from renyi.lift.optimum.lp import gains, solve_lp
-    from renyi.lift.optimum.search import polished_multiplier
+    from renyi.lift.optimum.stationary import polished_multiplier
 
     order = 3
     model = random_model(35, 8)
@@ -733,7 +733,7 @@ def test_a_mechanism_spread_over_clusters_of_twins_is_merged_before_the_polish()
     as the mu fitted to the unsplit mechanism does."""
     from renyi.lift.optimum.candidates import pull_inside
     from renyi.lift.optimum.lp import gains, solve_lp
-    from renyi.lift.optimum.search import polished_multiplier
+    from renyi.lift.optimum.stationary import polished_multiplier
 
     order = 5
     model = random_model(35, 8)

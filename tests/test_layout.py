@@ -138,3 +138,14 @@ def test_every_package_docstring_names_each_of_its_modules():
             if unnamed:
                 missing[module.__name__] = unnamed
     assert not missing, missing
+
+
+def test_every_module_is_short_enough_to_read():
+    """At most 500 lines a module: past that a module does more than one job (the house rule);
+    a split is a pure move, so this test names the file to split."""
+    long = {
+        str(p.relative_to(LIB)): n
+        for p in LIB.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
+    }
+    assert not long, long

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 from renyi.audit import audit, rdp_lower_bound
+from renyi.audit.density_fit import bounds_from_fit
 from renyi.audit.multivariate_kde import fit_grid_kde
-from renyi.audit.pipeline import bounds_from_fit
 from renyi.cli import main
 from renyi.closed_forms import laplace_renyi
 

@@ -231,7 +231,7 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
 def test_nearest_multiplier_prices_the_points_at_the_value_and_moves_least():
     """The stuck tree's new mu: every given point priced at most at value (1 + slack), and no
     farther from the old mu than the LP's dual (which qualifies) is."""
-    from renyi.lift.optimum import SearchSettings, candidates, cones, lp, search
+    from renyi.lift.optimum import SearchSettings, candidates, cones, lp, stationary
 
     settings = SearchSettings()
     model = random_model(3, 8)
@@ -243,7 +243,7 @@ def test_nearest_multiplier_prices_the_points_at_the_value_and_moves_least():
     value, _, mu_lp = lp.solve_lp(model, columns, gains, settings)
     start = mu_lp + 0.3 * rng.standard_normal(8)
     slack = 5e-5
-    nearer = search.nearest_multiplier(model, start, columns, value, slack)
+    nearer = stationary.nearest_multiplier(model, start, columns, value, slack)
     assert nearer is not None
     priced = gains - nearer @ (columns - model.p_y[:, None])
     assert np.all(priced <= value * (1 + slack) + 1e-12)

@@ -9,7 +9,7 @@ The estimator of Section III in one module per step:
 * :mod:`~renyi.audit.delta_method`: the floored plug-in, its delta-method variance
   (eq. 18), the second-order bias and the bound of eq. (16);
 * :mod:`~renyi.audit.pipeline`: :func:`rdp_lower_bound` (two samples), through one
-  :class:`DensityFit`;
+  :class:`DensityFit` of :mod:`~renyi.audit.density_fit` (fitted once, bounds at every order);
 * :mod:`~renyi.audit.sampling`: :func:`audit` (draws from a mechanism first), and
   :mod:`~renyi.audit.parallel` with :mod:`~renyi.audit.mergeable`, which draw it in tasks on
   worker processes or a Dask cluster, each output once (:mod:`~renyi.audit.tasks`: what a
@@ -57,9 +57,9 @@ _HOMES = {
     "softmax_derivative": "floor",
     "softmax_floor": "floor",
     "fit_grid_kde": "multivariate_kde",
-    "DIRECTIONS": "pipeline",
-    "bounds_from_fit": "pipeline",
-    "fit_densities": "pipeline",
+    "DIRECTIONS": "density_fit",
+    "bounds_from_fit": "density_fit",
+    "fit_densities": "density_fit",
     "rdp_lower_bound": "pipeline",
     "learn_direction": "projection",
     "projected_samples": "projection",

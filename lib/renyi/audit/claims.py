@@ -182,7 +182,7 @@ def verdict(bounds, claimed, *, alpha=0.05) -> Verdict:
     True
     """
     from .._validation import as_probability
-    from .pipeline import LowerBound
+    from .bounds import LowerBound
 
     alpha = as_probability(alpha, "alpha")
     bounds = [bounds] if isinstance(bounds, LowerBound) else list(bounds)

@@ -146,7 +146,7 @@ def audit_in_tasks(
         Seeds one ``SeedSequence`` whose children are the tasks' streams.
     discrete : bool, optional
         Count outcomes (True) or bin onto the pilots' grid (False); default: inferred from the
-        pilots as :func:`~renyi.audit.pipeline.infer_kind` infers it from whole samples
+        pilots as :func:`~renyi.audit.density_fit.infer_kind` infers it from whole samples
         (integers, booleans or rows: discrete; real values: continuous).
     workers : int, default 1
         Processes drawing the tasks; 1 draws them in this process (in one worker process when
@@ -284,8 +284,8 @@ class _Start:
 
 def _start(pilot_p, pilot_q, discrete, bandwidth, sizes) -> _Start:
     """Scalar outputs: the kind, and the outcome counts or the grid of the pilots' bandwidth."""
+    from .density_fit import infer_kind
     from .mergeable import SPACING, pilot_bandwidth
-    from .pipeline import infer_kind
 
     if _kind(pilot_p, pilot_q, discrete, infer_kind):
         counts = [OutcomeCounts.of(pilot_p, name="the pilot"), OutcomeCounts.of(pilot_q, name="the pilot")]
@@ -305,7 +305,7 @@ def _start_cells(pilot_p, pilot_q, discrete, support) -> _Start:
     The pilot chooses the cells and is held out, unless the support declares at most two
     outcomes (boolean outputs do), which are then the cells and the pilot is counted.
     """
-    from .pipeline import infer_kind
+    from .density_fit import infer_kind
 
     if discrete is False or not _kind(pilot_p, pilot_q, discrete, infer_kind):
         raise ValueError(

@@ -297,7 +297,8 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
             raise ValueError(f"method='finite-sample' takes no {', '.join(unused)}")
         bounds = bounds_from_grouping(fit, listed, alpha=alpha, direction=direction, sizes=sizes)
         return bounds[0] if scalar else bounds
-    from .pipeline import bounds_from_fit, with_projection
+    from .density_fit import bounds_from_fit
+    from .pipeline import with_projection
 
     bounds = bounds_from_fit(fit, orders, **options)
     return bounds if projected is None else with_projection(bounds, projected)

@@ -1,7 +1,7 @@
 r"""The Part I simulation sweeps: definitions, the seeded runner, the shipped data and third-party audits.
 
-* :mod:`~renyi.sweeps.definitions`: the sweeps (:data:`SWEEPS`), their tasks and the rows
-  one task computes;
+* :mod:`~renyi.sweeps.definitions`: the sweeps (:data:`SWEEPS`), their seeds and columns;
+* :mod:`~renyi.sweeps.tasks`: their tasks (:class:`Task`) and the rows one task computes;
 * :mod:`~renyi.sweeps.summaries`: what the chapters read from them
   (:func:`~renyi.sweeps.summaries.summarize`, :func:`~renyi.sweeps.summaries.refutation_rates`);
 * :mod:`~renyi.sweeps.run`: the seeded, resumable runner behind ``python -m renyi.sweeps``
@@ -19,18 +19,10 @@ This package's namespace is the public face; the submodules hold the details.
 """
 
 from .datafiles import ManifestError, read_rows
-from .definitions import (
-    FIELDS,
-    QUICK,
-    ROOT_SEED,
-    SWEEPS,
-    Task,
-    claimed_curve,
-    run_task,
-    tasks_for,
-)
+from .definitions import FIELDS, QUICK, ROOT_SEED, SWEEPS
 from .run import ShippedDataError, load_sweep, run_sweeps
 from .summaries import refutation_rates, summarize
+from .tasks import Task, claimed_curve, run_task, tasks_for
 
 __all__ = [
     "SWEEPS",

@@ -75,7 +75,8 @@ from .datafiles import (
     versions,
     write_rows,
 )
-from .definitions import FIELDS, QUICK, ROOT_SEED, SWEEPS, Task, run_task, tasks_for
+from .definitions import FIELDS, QUICK, ROOT_SEED, SWEEPS
+from .tasks import Task, run_task, tasks_for
 
 __all__ = ["run_sweeps", "load_sweep", "ShippedDataError", "main"]
 

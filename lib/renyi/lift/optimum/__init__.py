@@ -40,7 +40,8 @@ smallest and says which it is.
 The modules, in the order a call uses them: :mod:`~renyi.lift.optimum.settings` (the search
 controls: proof margins and heuristics), :mod:`~renyi.lift.optimum.lp` (the linear program
 over candidate posteriors), :mod:`~renyi.lift.optimum.candidates` (those posteriors),
-:mod:`~renyi.lift.optimum.search` (the phases), :mod:`~renyi.lift.optimum.cones` (the
+:mod:`~renyi.lift.optimum.search` (the phases), :mod:`~renyi.lift.optimum.stationary` (the
+multiplier the boxes bound at), :mod:`~renyi.lift.optimum.cones` (the
 conical branch and bound), :mod:`~renyi.lift.optimum.boxes` (the box branch and bound, on a
 :mod:`~renyi.lift.optimum.pool` of worker processes), :mod:`~renyi.lift.optimum.polytope`
 (the polyhedral relaxation) and :mod:`~renyi.lift.optimum.bracket` (the reported bracket and
