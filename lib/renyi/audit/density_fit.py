@@ -122,24 +122,7 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
             "direction), for discrete vector outputs discrete=True"
         )
     a, b = a.astype(float, copy=False), b.astype(float, copy=False)
-    spans = []
-    for name, arr in (("samples_p", a), ("samples_q", b)):
-        lo, hi = float(arr.min()), float(arr.max())
-        if arr.size < 2:
-            raise ValueError(
-                f"{name} has {arr.size} output; a density estimate needs at least 2 (and a bound about 30)"
-            )
-        if not hi > lo:
-            raise ValueError(
-                f"{name} has zero spread (all values equal); a continuous density "
-                "cannot be estimated — are the outputs discrete? then pass discrete=True"
-            )
-        if not math.isfinite(hi - lo) or max(abs(lo), abs(hi)) > 1e150:
-            raise ValueError(
-                f"{name} spans {lo:.3g} to {hi:.3g}, beyond what a density grid can hold in "
-                "double precision; rescale the outputs (the bound does not depend on units)"
-            )
-        spans.append(hi - lo)
+    spans = [_checked_span(name, arr) for name, arr in (("samples_p", a), ("samples_q", b))]
     with ThreadPoolExecutor(max_workers=2) as pool:  # numpy's partition releases the GIL
         scale_p, scale_q = pool.map(lambda x: robust_scale(strided_subsample(x)), (a, b))
     scale = 0.5 * (scale_p + scale_q)
@@ -155,6 +138,24 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
         raise ValueError(f"tails must be one of {', '.join(map(repr, TAILS))}, got {tails!r}")
     grid = kde_on_checked_grid(a, b, h, 8.0, 8.0, 1 << 22, tails)  # the samples are validated above
     return DensityFit(grid.p, grid.q, grid.dx, n_p, n_q, False, int(grid.size), float(h), float(scale))
+
+
+def _checked_span(name: str, arr: np.ndarray) -> float:
+    """The spread (largest minus smallest) of continuous outputs, refused where no grid holds them."""
+    if arr.size < 2:
+        raise ValueError(f"{name} has {arr.size} output; a density estimate needs at least 2 (and a bound about 30)")
+    lo, hi = float(arr.min()), float(arr.max())
+    if not hi > lo:
+        raise ValueError(
+            f"{name} has zero spread (all values equal); a continuous density "
+            "cannot be estimated — are the outputs discrete? then pass discrete=True"
+        )
+    if not math.isfinite(hi - lo) or max(abs(lo), abs(hi)) > 1e150:
+        raise ValueError(
+            f"{name} spans {lo:.3g} to {hi:.3g}, beyond what a density grid can hold in "
+            "double precision; rescale the outputs (the bound does not depend on units)"
+        )
+    return hi - lo
 
 
 def bounds_from_fit(
@@ -191,22 +192,7 @@ def bounds_from_fit(
     if beta is not None:
         beta = as_positive_scalar(beta, "beta")
     n_p, n_q, h = fit.n_p, fit.n_q, fit.bandwidth
-    if floor is None:
-        if fit.kernel_factor is not None:
-            tau = default_floor(min(n_p, n_q), kernel_factor=fit.kernel_factor)
-        else:
-            tau = default_floor(min(n_p, n_q), bandwidth=h)
-    elif isinstance(floor, str):
-        if floor != "paper":
-            raise ValueError(f"floor must be a positive number, None or 'paper', got {floor!r}")
-        if fit.discrete or fit.kernel_factor is not None:
-            raise ValueError(
-                "floor='paper' is defined for one-dimensional continuous outputs only (it compares "
-                "tau with the bandwidth); pass a number or None"
-            )
-        tau = paper_floor(h, fit.scale)
-    else:
-        tau = as_positive_scalar(floor, "floor")
+    tau = _floor_of(fit, floor)
     beta_used = 1.0 / tau if beta is None else beta
     p_hat, q_hat, dx = fit.p, fit.q, fit.dx
 
@@ -243,6 +229,25 @@ def bounds_from_fit(
             best = replace(best, directions=tuple(found), warnings=doubts)
         results.append(best)
     return results[0] if scalar else results
+
+
+def _floor_of(fit: DensityFit, floor) -> float:
+    """The floor tau: the library's default rule, the paper's, or the number given."""
+    n = min(fit.n_p, fit.n_q)
+    if floor is None:
+        if fit.kernel_factor is not None:
+            return default_floor(n, kernel_factor=fit.kernel_factor)
+        return default_floor(n, bandwidth=fit.bandwidth)
+    if isinstance(floor, str):
+        if floor != "paper":
+            raise ValueError(f"floor must be a positive number, None or 'paper', got {floor!r}")
+        if fit.discrete or fit.kernel_factor is not None:
+            raise ValueError(
+                "floor='paper' is defined for one-dimensional continuous outputs only (it compares "
+                "tau with the bandwidth); pass a number or None"
+            )
+        return paper_floor(fit.bandwidth, fit.scale)
+    return as_positive_scalar(floor, "floor")
 
 
 def _warnings(res, common, label) -> tuple:

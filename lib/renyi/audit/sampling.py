@@ -229,7 +229,6 @@ def _drawn(outputs, n: int, which: str):
 
 def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, controls, options):
     """:func:`audit` with ``workers``: the fit from counts drawn in tasks, then the bounds."""
-    from .bandwidth import SCALE_SAMPLE
     from .parallel import audit_in_tasks
 
     workers = as_workers(workers)
@@ -256,16 +255,8 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
         raise ValueError("with workers a learned direction is held out on the pilot: drop split (pilot sets its size)")
     if projection is not None and discrete:
         raise ValueError("projection reduces real vector outputs; it does not apply with discrete=True")
-    from .finite_sample import DEFAULT_SPLIT
-
     held_out = learned or (method == "finite-sample" and (support is None or np.unique(support).size > 2))
-    pilot = controls["pilot"]
-    if pilot is None:  # a held-out pilot: at most half the smaller sample (the cells' share: a fifth)
-        share = DEFAULT_SPLIT if method == "finite-sample" else 0.5
-        pilot = max(2, min(SCALE_SAMPLE, round(share * min(sizes)))) if held_out else SCALE_SAMPLE
-    pilot = as_int(pilot, "pilot", minimum=2)
-    if held_out and pilot >= min(sizes):
-        raise ValueError(f"the pilot is held out of the bound here: pilot ({pilot:,}) must be below n")
+    pilot = _pilot_size(controls["pilot"], sizes, held_out, method)
     timeout = controls["task_timeout"]
     timeout = None if timeout is None else as_positive_scalar(timeout, "task_timeout")
     fit, projected = audit_in_tasks(
@@ -288,17 +279,36 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
         support=support,
     )
     if method == "finite-sample":
-        from .finite_sample import bounds_from_grouping, checked_settings
-
-        direction = options.pop("direction", "both")
-        listed, scalar, alpha = checked_settings(orders, options.pop("alpha", 0.05), direction)
-        unused = sorted(k for k, v in options.items() if v is not None)
-        if unused:
-            raise ValueError(f"method='finite-sample' takes no {', '.join(unused)}")
-        bounds = bounds_from_grouping(fit, listed, alpha=alpha, direction=direction, sizes=sizes)
-        return bounds[0] if scalar else bounds
+        return _finite_sample_bounds(fit, orders, options, sizes)
     from .density_fit import bounds_from_fit
     from .pipeline import with_projection
 
     bounds = bounds_from_fit(fit, orders, **options)
     return bounds if projected is None else with_projection(bounds, projected)
+
+
+def _pilot_size(pilot, sizes, held_out, method) -> int:
+    """Outputs per side of the pilot: given, or (held out of the bound) a share of the smaller n."""
+    from .bandwidth import SCALE_SAMPLE
+    from .finite_sample import DEFAULT_SPLIT
+
+    if pilot is None:  # a held-out pilot: at most half the smaller sample (the cells' share: a fifth)
+        share = DEFAULT_SPLIT if method == "finite-sample" else 0.5
+        pilot = max(2, min(SCALE_SAMPLE, round(share * min(sizes)))) if held_out else SCALE_SAMPLE
+    pilot = as_int(pilot, "pilot", minimum=2)
+    if held_out and pilot >= min(sizes):
+        raise ValueError(f"the pilot is held out of the bound here: pilot ({pilot:,}) must be below n")
+    return pilot
+
+
+def _finite_sample_bounds(grouping, orders, options, sizes):
+    """The finite-sample bounds from the cells counted in tasks (the options it takes, checked)."""
+    from .finite_sample import bounds_from_grouping, checked_settings
+
+    direction = options.pop("direction", "both")
+    listed, scalar, alpha = checked_settings(orders, options.pop("alpha", 0.05), direction)
+    unused = sorted(k for k, v in options.items() if v is not None)
+    if unused:
+        raise ValueError(f"method='finite-sample' takes no {', '.join(unused)}")
+    bounds = bounds_from_grouping(grouping, listed, alpha=alpha, direction=direction, sizes=sizes)
+    return bounds[0] if scalar else bounds

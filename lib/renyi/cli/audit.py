@@ -159,6 +159,16 @@ def add_parser(sub, order_type) -> None:
     kind = a.add_mutually_exclusive_group()
     kind.add_argument("--discrete", action="store_true", help="treat outputs as discrete (relative frequencies)")
     kind.add_argument("--continuous", action="store_true", help="treat outputs as real numbers (Gaussian KDE)")
+    _add_estimator_options(a)
+    _add_route_options(a)
+    a.add_argument("--decimal-comma", action="store_true", help="text files use decimal commas (1,5 = 1.5)")
+    a.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_claim_options(a)
+    a.set_defaults(func=run)
+
+
+def _add_estimator_options(a) -> None:
+    """The delta method's tuning: bandwidth, floor, softmax sharpness, bias correction, direction."""
     a.add_argument("--bandwidth", type=float, metavar="H", help="KDE bandwidth (default: undersmoothed rule)")
     a.add_argument(
         "--floor",
@@ -177,6 +187,10 @@ def add_parser(sub, order_type) -> None:
         default="both",
         help="bound D(P||Q) and D(Q||P) at alpha/2 each and report the larger (default), or one direction at alpha",
     )
+
+
+def _add_route_options(a) -> None:
+    """The other routes: the finite-sample bound (discrete) and projections (vector outputs)."""
     a.add_argument(
         "--finite-sample",
         action="store_true",
@@ -203,7 +217,3 @@ def add_parser(sub, order_type) -> None:
         help="fraction of each sample held out: to learn --projection (default 0.5), or to choose the "
         "--finite-sample cells (default 0 for a two-outcome support, else 0.2)",
     )
-    a.add_argument("--decimal-comma", action="store_true", help="text files use decimal commas (1,5 = 1.5)")
-    a.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    add_claim_options(a)
-    a.set_defaults(func=run)

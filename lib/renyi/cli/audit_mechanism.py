@@ -197,6 +197,16 @@ def add_parser(sub, order_type) -> None:
     )
     a.add_argument("--alpha", type=float, default=0.05, help="error level (default 0.05)")
     a.add_argument("--direction", choices=["both", "forward", "reverse"], default="both")
+    _add_task_options(a)
+    a.add_argument("--seed", type=int, default=0, help="seed of the tasks' streams (default 0)")
+    a.add_argument("--quiet", action="store_true", help="no progress bar")
+    a.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_claim_options(a)
+    a.set_defaults(func=_cmd)
+
+
+def _add_task_options(a) -> None:
+    """Where and how the tasks run: workers or a Dask scheduler, chunk, pilot, timeout."""
     where = a.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, default=1, metavar="K", help="local processes (-1: every core)")
     where.add_argument("--scheduler", metavar="ADDRESS", help="a Dask scheduler, e.g. tcp://host:8786")
@@ -216,8 +226,3 @@ def add_parser(sub, order_type) -> None:
         metavar="S",
         help="stop the audit if a task takes longer than S seconds (default: wait)",
     )
-    a.add_argument("--seed", type=int, default=0, help="seed of the tasks' streams (default 0)")
-    a.add_argument("--quiet", action="store_true", help="no progress bar")
-    a.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    add_claim_options(a)
-    a.set_defaults(func=_cmd)

@@ -252,19 +252,7 @@ def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
     r0 = math.sqrt(b / a_alpha)
     delta0 = model.kappa_star * r0
     delta_bar = _delta_bar(model, eps, alpha, a_alpha)
-    failing = []
-    if rho is None:
-        rho_used = max(delta0, delta_bar)
-        if not rho_used < 1:
-            failing.append(f"rho_eps = {rho_used:.4g} >= 1")
-    else:
-        rho_used = as_real_scalar(rho, "rho")
-        if not 0 < rho_used < 1:
-            raise ValueError(f"rho must lie in (0, 1), got {rho_used!r}")
-        if delta0 > rho_used:
-            failing.append(f"delta0 = {delta0:.4g} > rho")
-        if delta_bar > rho_used:
-            failing.append(f"delta_bar = {delta_bar:.4g} > rho")
+    rho_used, failing = _radius(rho, delta0, delta_bar)
     K = taylor_constants(alpha, min(rho_used, 1 - RHO_BELOW_ONE))[2]
     if r0 > model.r_y_star:
         failing.append(f"r0 = {r0:.4g} > r_Y* = {model.r_y_star:.4g} (the mechanism would leave the simplex)")
@@ -296,6 +284,24 @@ def certificate(model: LeakageModel, eps, order, *, rho=None) -> Certificate:
         admissible=not failing,
         failing=tuple(failing),
     )
+
+
+def _radius(rho, delta0, delta_bar) -> tuple[float, list]:
+    """rho_eps (the given rho, or max(delta0, delta_bar)) and the conditions on it that fail."""
+    failing = []
+    if rho is None:
+        rho_used = max(delta0, delta_bar)
+        if not rho_used < 1:
+            failing.append(f"rho_eps = {rho_used:.4g} >= 1")
+        return rho_used, failing
+    rho_used = as_real_scalar(rho, "rho")
+    if not 0 < rho_used < 1:
+        raise ValueError(f"rho must lie in (0, 1), got {rho_used!r}")
+    if delta0 > rho_used:
+        failing.append(f"delta0 = {delta0:.4g} > rho")
+    if delta_bar > rho_used:
+        failing.append(f"delta_bar = {delta_bar:.4g} > rho")
+    return rho_used, failing
 
 
 def epsilon_max(model: LeakageModel, order) -> float:

@@ -185,6 +185,23 @@ def seed_points(model, geo):
     return geo.rays(c / np.linalg.norm(c, axis=0))[1]
 
 
+def _tilted_channel(geo, q, w, seed):
+    """The mechanism (q, w) as a |Y| x |Y| channel (heaviest outputs first), tilted at random.
+
+    The unused rows start at zero plus the tilt, so that an output can split into them.
+    """
+    p = geo.p
+    n = p.size
+    rng = np.random.default_rng(seed)
+    channel = np.zeros((n, n))
+    rows = min(n, w.size)
+    order = np.argsort(-w)[:rows]
+    channel[:rows] = (q[:, order] * w[order]).T / p[None, :]
+    tilt = geo.settings.heuristics.channel_tilt
+    channel = (1 - tilt) * channel + tilt * rng.dirichlet(np.ones(n), size=n).T
+    return channel / channel.sum(axis=0, keepdims=True)
+
+
 def polish_channel(geo, q, w, seed, max_iter=None):
     """Local optimum over the channel P_{U|Y} itself (|U| = |Y|), started near the mechanism (q, w).
 
@@ -197,14 +214,7 @@ def polish_channel(geo, q, w, seed, max_iter=None):
         max_iter = geo.settings.heuristics.channel_polish_iter
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     n = p.size
-    rng = np.random.default_rng(seed)
-    channel = np.zeros((n, n))
-    rows = min(n, w.size)
-    order = np.argsort(-w)[:rows]
-    channel[:rows] = (q[:, order] * w[order]).T / p[None, :]
-    tilt = geo.settings.heuristics.channel_tilt
-    channel = (1 - tilt) * channel + tilt * rng.dirichlet(np.ones(n), size=n).T
-    channel /= channel.sum(axis=0, keepdims=True)
+    channel = _tilted_channel(geo, q, w, seed)
     weight = p_x ** (1 - alpha)
     bound = alpha * geo.eps
 

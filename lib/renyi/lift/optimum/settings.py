@@ -90,7 +90,7 @@ class Heuristics:
         Most cones split in one round, and a round's work budget (cones × k × (k + pairs)).
     cover_rays : int, default 4,000
         Random ray end points in the first LP: 200 per dimension of the feasible set, at most
-        this many (the LP's cost grows with their number times |Y|).
+        this many (the LP's cost grows with their number times ``|Y|``).
     cone_local_every : int, default 8
         The cone phase's local search runs at the first round, then every this many rounds
         while it raises the value.
@@ -162,8 +162,8 @@ class Heuristics:
         (relative residual), else the LP's dual; posterior coordinates at or below
         ``stationary_zero`` count as a face in that system.
     polish_max_variables : int, default 600
-        The whole-mechanism polish runs only up to this many variables (|Y| + 1 per output):
-        an SLSQP iteration costs O(variables^3) and cannot be stopped, so beyond it (|Y| about
+        The whole-mechanism polish runs only up to this many variables (``|Y| + 1`` per output):
+        an SLSQP iteration costs O(variables^3) and cannot be stopped, so beyond it (``|Y|`` about
         25 and more) one iteration could outlast the time limit; the per-posterior searches
         and the LP remain.
     mu_polish_iter : int, default 200

@@ -2,8 +2,8 @@ r"""The multiplier :math:`\mu` at which the box tree bounds :math:`U(\mu)`.
 
 Any :math:`\mu` gives a valid upper bound (weak duality); only one that makes
 :math:`F_\mu` stationary at every output of a locally optimal mechanism can make the bound
-meet the mechanism's value.  :func:`stationary_multiplier` fits it to the KKT conditions,
-:func:`polished_multiplier` polishes the mechanism first, and :func:`nearest_multiplier`
+meet the mechanism's value.  ``stationary_multiplier`` fits it to the KKT conditions,
+``polished_multiplier`` polishes the mechanism first, and ``nearest_multiplier``
 moves a multiplier least so that given points price at most at the value.
 """
 
