@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from renyi.audit import audit
+from renyi.audit import audit, rdp_lower_bound
 from renyi.audit.bandwidth import default_bandwidth
 from renyi.audit.counts import GridCounts, OutcomeCounts
 from renyi.audit.density import linear_bin, smooth_counts
@@ -413,3 +413,33 @@ def test_vector_outputs_give_the_same_bound_on_two_workers():
     one = audit(vector_box, [1], [0], 60_000, [2.0, 5.0], workers=1, **{**kw, "rng": np.random.default_rng(26)})
     two = audit(vector_box, [1], [0], 60_000, [2.0, 5.0], workers=2, **{**kw, "rng": np.random.default_rng(26)})
     assert one == two
+
+
+def _wide_integers(database, n, rng):
+    """Integers so many that almost every output is new: real values in disguise."""
+    return rng.integers(0, 10**9, n) + int(np.sum(database))
+
+
+def _real_rows(database, n, rng):
+    return rng.normal(size=(n, 3))
+
+
+def test_both_routes_infer_the_kind_by_the_same_two_rules():
+    """One rule each, shared: real rows need a projection; inferred outcomes that are mostly
+    unique (more than half the smaller sample, from 20 outputs on) are real values.  The
+    boundary by hand: 10 distinct outcomes in 20 outputs pass, 11 do not."""
+    from renyi.audit import fit_densities
+    from renyi.audit.density_fit import mostly_unique, real_vectors
+
+    assert not mostly_unique(10, 20) and mostly_unique(11, 20) and not mostly_unique(19, 19)
+    assert real_vectors(np.zeros((4, 2))) and not real_vectors(np.zeros((4, 2), dtype=int))
+    assert not real_vectors(np.zeros((4, 1)))
+    fit_densities(np.arange(20) % 10, np.arange(20) % 10)
+    with pytest.raises(ValueError, match="11 distinct outcomes"):
+        fit_densities(np.arange(20) % 11, np.arange(20) % 11)
+    for box, words in ((_wide_integers, "look continuous, not discrete"), (_real_rows, "vectors of d = 3")):
+        rng = np.random.default_rng(0)
+        with pytest.raises(ValueError, match=words):
+            rdp_lower_bound(box([0], 2_000, rng), box([0], 2_000, rng), 2.0)
+        with pytest.raises(ValueError, match=words):
+            audit(box, [1], [0], 2_000, 2.0, rng=np.random.default_rng(0), workers=1)

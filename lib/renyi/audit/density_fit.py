@@ -31,6 +31,24 @@ MAX_BANDWIDTH_SPANS = 1e6
 DIRECTIONS = ("both", "forward", "reverse")
 
 
+def real_vectors(arr: np.ndarray) -> bool:
+    """Whether outputs are vectors of real values (rows of d > 1 floats).
+
+    No route takes them as they are: they need a projection, or ``discrete=True`` if each row
+    is an outcome.
+    """
+    return arr.ndim == 2 and arr.shape[1] > 1 and arr.dtype.kind == "f"
+
+
+def mostly_unique(distinct: int, n: int) -> bool:
+    """Whether ``distinct`` outcomes are too many for ``n`` outputs inferred as discrete.
+
+    From 20 outputs on, more distinct outcomes than half the smaller sample means most occur
+    once: they are real values, and relative frequencies estimate nothing.
+    """
+    return n >= 20 and distinct > 0.5 * n
+
+
 def infer_kind(a: np.ndarray, b: np.ndarray, discrete) -> bool:
     """Whether two samples are discrete: ``discrete`` if given, else what both look like.
 
@@ -96,7 +114,7 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
     a = as_samples(samples_p, "samples_p")
     b = as_samples(samples_q, "samples_q")
     inferred = discrete is None
-    if inferred and a.ndim == 2 and a.shape[1] > 1 and np.issubdtype(a.dtype, np.floating):
+    if inferred and real_vectors(a):
         raise ValueError(
             f"samples_p holds vectors of d = {a.shape[1]} real values: pass projection='mean-difference' "
             "(a direction learned on a held-out half of each sample), or in Python a fixed direction or "
@@ -108,7 +126,7 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
         if bandwidth is not None:
             raise ValueError("bandwidth applies to continuous outputs only; drop it or set discrete=False")
         est = relative_frequencies(a, b)
-        if inferred and est.size > 0.5 * min(n_p, n_q) and min(n_p, n_q) >= 20:
+        if inferred and mostly_unique(est.size, min(n_p, n_q)):
             raise ValueError(
                 f"the outputs look continuous, not discrete: {est.size:,} distinct outcomes in "
                 f"{n_p + n_q:,} observations, so most occur once and relative frequencies estimate "

@@ -383,7 +383,9 @@ def _vector_tasks(rest: list[Task], d: int, root: np.random.SeedSequence) -> lis
 
 def _kind(pilot_p: np.ndarray, pilot_q: np.ndarray, discrete, infer_kind) -> bool:
     """Discrete or continuous, from the pilots as the in-memory fit infers it from whole samples."""
-    if discrete is None and pilot_p.ndim == 2 and pilot_p.shape[1] > 1 and pilot_p.dtype.kind == "f":
+    from .density_fit import real_vectors
+
+    if discrete is None and real_vectors(pilot_p):
         raise ValueError(
             f"the black box returns vectors of d = {pilot_p.shape[1]} real values: pass projection= (a direction "
             "learned on the pilot, 'mean-difference' or 'whitened', or a fixed one), or discrete=True if each "
@@ -404,8 +406,10 @@ def _kind(pilot_p: np.ndarray, pilot_q: np.ndarray, discrete, infer_kind) -> boo
 
 def _refuse_unique_outcomes(counts: list, pilot: int) -> None:
     """Inferred discrete outputs whose pilot outcomes are mostly unique are real values, not outcomes."""
+    from .density_fit import mostly_unique
+
     distinct = len(counts[0].counts.keys() | counts[1].counts.keys())
-    if pilot >= 20 and distinct > 0.5 * pilot:  # (the in-memory fit's rule, on the pilots)
+    if mostly_unique(distinct, pilot):  # (the in-memory fit's rule, on the pilots)
         raise ValueError(
             f"the outputs look continuous, not discrete: {distinct:,} distinct outcomes in the pilots' "
             f"{counts[0].n + counts[1].n:,} outputs, so most occur once and relative frequencies estimate "
