@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lift_scale import cells, outcome
 from run import RESULTS, record, write_machine, write_results
 from scip_benchmark import random_model
 
@@ -37,25 +38,8 @@ def main(argv=None):
     print("|---:|---:|---:|---:|---|---:|---:|---|")
     for limit in args.limits:
         res = global_optimum(model, EPS, ORDER, time_limit=limit, workers=args.workers)
-        record(
-            "lift_long",
-            size=SIZE,
-            order=ORDER,
-            eps=EPS,
-            time_limit=limit,
-            lower=res.lower_bound,
-            upper=res.upper_bound,
-            gap=res.gap,
-            certified=res.certified,
-            seconds=round(res.elapsed, 1),
-            boxes=res.boxes,
-            upper_from=res.upper_bound_source,
-        )
-        print(
-            f"| {limit:g} | {res.lower_bound:.7g} | {res.upper_bound:.7g} | {res.gap:.1e} | {res.certified} | "
-            f"{res.elapsed:.1f} | {res.boxes} | {res.upper_bound_source} |",
-            flush=True,
-        )
+        record("lift_long", size=SIZE, order=ORDER, eps=EPS, time_limit=limit, **outcome(res))
+        print(f"| {limit:g} | {cells(res)} |", flush=True)
     write_results(args.results, machine_too=False)
     write_machine(args.results, "lift_long_machine.json", workers=args.workers)
 

@@ -33,6 +33,27 @@ def budgets(model, order):
     return [(f"{factor:g} eps_max", factor * e_max) for factor in FACTORS] + [(f"{ABSOLUTE:g}", ABSOLUTE)]
 
 
+def outcome(res) -> dict:
+    """The columns a run of ``global_optimum`` adds to a row: its bracket, and how it got there."""
+    return dict(
+        lower=res.lower_bound,
+        upper=res.upper_bound,
+        gap=res.gap,
+        certified=res.certified,
+        seconds=round(res.elapsed, 1),
+        boxes=res.boxes,
+        upper_from=res.upper_bound_source,
+    )
+
+
+def cells(res) -> str:
+    """The same columns as Markdown table cells (lower | upper | gap | certified | s | boxes | from)."""
+    return (
+        f"{res.lower_bound:.7g} | {res.upper_bound:.7g} | {res.gap:.1e} | {res.certified} | "
+        f"{res.elapsed:.1f} | {res.boxes} | {res.upper_bound_source}"
+    )
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=20, help="|Y| of the model (20)")
@@ -49,25 +70,8 @@ def main(argv=None):
     for order in ORDERS:
         for label, eps in budgets(model, order):
             res = global_optimum(model, eps, order, time_limit=args.time_limit, workers=args.workers)
-            record(
-                "lift_scale",
-                size=args.size,
-                order=order,
-                budget=label,
-                eps=eps,
-                lower=res.lower_bound,
-                upper=res.upper_bound,
-                gap=res.gap,
-                certified=res.certified,
-                seconds=round(res.elapsed, 1),
-                boxes=res.boxes,
-                upper_from=res.upper_bound_source,
-            )
-            print(
-                f"| {order:g} | {label} | {res.lower_bound:.7g} | {res.upper_bound:.7g} | {res.gap:.1e} | "
-                f"{res.certified} | {res.elapsed:.1f} | {res.boxes} | {res.upper_bound_source} |",
-                flush=True,
-            )
+            record("lift_scale", size=args.size, order=order, budget=label, eps=eps, **outcome(res))
+            print(f"| {order:g} | {label} | {cells(res)} |", flush=True)
     write_results(args.results, machine_too=False)
     write_machine(args.results, "lift_scale_machine.json", time_limit=args.time_limit, workers=args.workers)
 

@@ -422,11 +422,12 @@ def bounds_from_grouping(grouping: Grouping, orders, *, alpha: float, direction:
     # so a bound proved at a smaller order holds at every larger one (running maximum).
     proved = {label: {} for label in wanted}
     for label in wanted:
+        (lp, up), (lq, uq) = boxes if label == "P||Q" else boxes[::-1]
+        best = 0.0
         for order in sorted(set(order_list)):
-            (lp, up), (lq, uq) = boxes if label == "P||Q" else boxes[::-1]
             certified, primal = box_minimum(lp, up, lq, uq, order).divergence(order)
-            below = [value for value, _ in proved[label].values()]
-            proved[label][order] = (max([certified, *below]), primal)
+            best = max(best, certified)
+            proved[label][order] = (best, primal)
     results = []
     for order in order_list:
         found = []

@@ -284,10 +284,9 @@ class _Start:
 
 def _start(pilot_p, pilot_q, discrete, bandwidth, sizes) -> _Start:
     """Scalar outputs: the kind, and the outcome counts or the grid of the pilots' bandwidth."""
-    from .density_fit import infer_kind
     from .mergeable import SPACING, pilot_bandwidth
 
-    if _kind(pilot_p, pilot_q, discrete, infer_kind):
+    if _kind(pilot_p, pilot_q, discrete):
         counts = [OutcomeCounts.of(pilot_p, name="the pilot"), OutcomeCounts.of(pilot_q, name="the pilot")]
         if discrete is None:
             _refuse_unique_outcomes(counts, min(pilot_p.shape[0], pilot_q.shape[0]))
@@ -305,9 +304,7 @@ def _start_cells(pilot_p, pilot_q, discrete, support) -> _Start:
     The pilot chooses the cells and is held out, unless the support declares at most two
     outcomes (boolean outputs do), which are then the cells and the pilot is counted.
     """
-    from .density_fit import infer_kind
-
-    if discrete is False or not _kind(pilot_p, pilot_q, discrete, infer_kind):
+    if discrete is False or not _kind(pilot_p, pilot_q, discrete):
         raise ValueError(
             "method='finite-sample' is for discrete outputs (integers, booleans or rows); these look continuous"
         )
@@ -381,9 +378,9 @@ def _vector_tasks(rest: list[Task], d: int, root: np.random.SeedSequence) -> lis
     return [Task(first + i, side, size, seed, False) for i, ((side, size), seed) in enumerate(zip(order, seeds))]
 
 
-def _kind(pilot_p: np.ndarray, pilot_q: np.ndarray, discrete, infer_kind) -> bool:
+def _kind(pilot_p: np.ndarray, pilot_q: np.ndarray, discrete) -> bool:
     """Discrete or continuous, from the pilots as the in-memory fit infers it from whole samples."""
-    from .density_fit import real_vectors
+    from .density_fit import infer_kind, real_vectors
 
     if discrete is None and real_vectors(pilot_p):
         raise ValueError(

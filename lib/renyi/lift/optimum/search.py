@@ -37,6 +37,11 @@ def clock(time_limit):
     return out_of_time
 
 
+def deadline_of(out_of_time) -> float:
+    """The :func:`clock`'s limit as a :func:`time.perf_counter` reading (inf without a limit)."""
+    return time.perf_counter() + out_of_time.left()
+
+
 class Schedule:
     """The rounds at which a periodic local search runs.
 
@@ -94,11 +99,11 @@ def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, 
         if local_search.due(rounds) and not out_of_time(local_search.seconds):
             previous = value
             with local_search.timed():
-                deadline = time.perf_counter() + out_of_time.left()
+                deadline = deadline_of(out_of_time)
                 columns, value, weights, mu = improve(model, geo, tree, columns, weights, polish_iter, deadline)
             local_search.record(rounds, value > previous * (1 + settings.heuristics.search_useful * rtol))
         target = value * (1 + settings.heuristics.cone_target * rtol)
-        ends = math.inf if overall is None else time.perf_counter() + overall.left()
+        ends = math.inf if overall is None else deadline_of(overall)
         bounds = tree.bounds(mu, target=target, deadline=ends)
         if bounds is None:  # (out of time before the first cones were ready)
             return columns, value, weights, mu, best_upper
@@ -168,7 +173,7 @@ class BoxPhase:
                 self.channel_search.record(0, self.value > previous * (1 + h.search_useful * rtol))
                 if self.channel_search.every > h.box_local_every:
                     break
-        self.tree = BoxTree(geo, pool, self._deadline())
+        self.tree = BoxTree(geo, pool, deadline_of(self.out_of_time))
         # Polishes skipped before the next one, and polishes in a row whose fit failed.
         self.polish_skips, self.polish_failures = 0, 0
         # The tree's mu changes only when the mechanism improves: every change re-solves boxes.
@@ -254,12 +259,12 @@ class BoxPhase:
         stuck = found[:, :0]
         if self.local_search.due(rounds) and not self.out_of_time(self.local_search.seconds):
             with self.local_search.timed():
-                starts = found[:, : h.box_local_starts]
-                local = pull_inside(geo, price_locally(geo, self.mu, starts, h.box_local_iter, self._deadline()))
+                starts, ends = found[:, : h.box_local_starts], deadline_of(self.out_of_time)
+                local = pull_inside(geo, price_locally(geo, self.mu, starts, h.box_local_iter, ends))
                 # The same search at the tree's mu from the worst boxes: a feasible point with
                 # F_mu above value (1 + rtol) proves U(mu) above it, and no split can close the
                 # gap then (a fitted mu slightly off can hold a tree on one box).
-                at_tree = pull_inside(geo, price_locally(geo, self.tree_mu, worst, h.box_local_iter, self._deadline()))
+                at_tree = pull_inside(geo, price_locally(geo, self.tree_mu, worst, h.box_local_iter, ends))
                 stuck = at_tree[:, priced(model, at_tree, self.tree_mu) > self._stuck_above()]
             found, searches = np.concatenate([found, local, stuck], axis=1), searches + [self.local_search]
         channel = self._channel_search()
@@ -306,8 +311,8 @@ class BoxPhase:
             rounds += 1
             at_fit = rounds % 2 == 0
             mu = fitted if at_fit else self.mu
-            starts = self._near_support()
-            found = pull_inside(self.geo, price_locally(self.geo, mu, starts, h.box_local_iter, self._deadline()))
+            starts, ends = self._near_support(), deadline_of(self.out_of_time)
+            found = pull_inside(self.geo, price_locally(self.geo, mu, starts, h.box_local_iter, ends))
             if at_fit:
                 best = float(priced(self.model, found, mu).max(initial=-np.inf))
                 dry = dry + 1 if best <= self.value * (1 + slack) else 0
@@ -344,10 +349,6 @@ class BoxPhase:
         self.polish_skips = 0 if fits else 2 ** (self.polish_failures - 1)
         return fitted, polished
 
-    def _deadline(self):
-        """The time limit as a :func:`time.perf_counter` reading (inf without one)."""
-        return time.perf_counter() + self.out_of_time.left()
-
     def _polish_deadline(self):
         """When a polish of the mechanism must stop: at the time limit.
 
@@ -357,7 +358,7 @@ class BoxPhase:
         time left per polish, both the lower bound and the tree's mu were poorer and the gap
         after the limit rose from 7e-4 to 0.23.)
         """
-        return time.perf_counter() + self.out_of_time.left()
+        return deadline_of(self.out_of_time)
 
     def _near_support(self):
         """Starts near the LP mechanism's outputs: each coordinate scaled by a factor in [0.5, 1.5].
