@@ -100,9 +100,9 @@ def global_optimum(
         Seconds after which the search stops and returns the bracket it has.  Every phase
         looks at the clock inside its loops; what can run past the limit is one step that
         cannot be interrupted (one linear program, one SLSQP iteration, a chunk of the first
-        cones) and the final exact check of the channel, :math:`O(|\mathcal U||\mathcal X|
-        |\mathcal Y|)` decimal operations (``tests/test_optimum.py`` holds a 3-s limit to 2 s
-        at :math:`|\mathcal Y|=30` and 100).  ``None``: no limit.
+        cones, the first round of boxes) and the final exact check of the channel, :math:`O(|\mathcal U||\mathcal X|
+        |\mathcal Y|)` decimal operations (``tests/test_optimum.py`` bounds the overrun at
+        :math:`|\mathcal Y|=30` and 100).  ``None``: no limit.
     seed : int, default 0
         Seed of the random directions of the initial cover.  The result is
         deterministic for a given seed when the gap is reached within the time

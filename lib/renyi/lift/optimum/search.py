@@ -195,11 +195,9 @@ class BoxPhase:
     def run(self, max_boxes):
         """Rounds until the gap, the time or ``max_boxes``; returns the LP, the bound and the box count.
 
-        Out of time before the first round (the root box took it), no box is bounded: the
-        bound is then ``inf`` and the other upper bounds serve.
+        The first round runs even out of time: it bounds the root box, the phase's only upper
+        bound (``global_optimum``'s docstring counts it among the steps that can overrun).
         """
-        if self.out_of_time():
-            return (*self.lp, self.best_upper, 0)
         while True:
             size = self.round(max_boxes)
             if size is not None:
