@@ -73,6 +73,13 @@ def slow(database, n, rng):
 def hangs(database, n, rng):
     time.sleep(120)
 
+def half_written(database, n, rng):
+    # A worker ended while it sends a result: the header of a 1 MiB message, one byte of it.
+    import gc, multiprocessing.queues, struct
+    results = next(o for o in gc.get_objects() if type(o) is multiprocessing.queues.SimpleQueue)
+    os.write(results._writer.fileno(), struct.pack("!i", 1 << 20) + b"x")
+    time.sleep(120)
+
 _STATE = np.random.default_rng(0)
 
 def stateful(database, n, rng):
@@ -268,6 +275,29 @@ def _processes_with(mark: str) -> list[int]:
             except OSError:
                 pass
     return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.xdist_group("processes")
+@pytest.mark.slow
+def test_a_worker_ended_halfway_through_sending_a_result_does_not_hang_the_audit(here):
+    """The executor's thread then waits for the rest of the message, and the interpreter for
+    that thread: the hang behind an intermittent Ctrl-C failure (a worker killed mid-send)."""
+    mark = uuid.uuid4().hex
+    cmd = [sys.executable, "-m", "renyi", "audit-mechanism", "boxes:half_written", "--database", "x.json"]
+    cmd += ["--neighbour", "x2.json", "-n", "1e5", "--orders", "2", "--quiet", "--workers", "2"]
+    cmd += ["--task-timeout", "2"]
+    env = {**os.environ, "RENYI_TEST_MARK": mark, "PYTHONPATH": str(here)}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        _, err = proc.communicate(timeout=40)
+    except subprocess.TimeoutExpired:
+        for pid in _processes_with(mark):
+            os.kill(pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    assert proc.returncode == 1 and "did not finish within 2 s (task_timeout)" in one_line_error(err)
+    assert _processes_with(mark) == []
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -166,3 +166,58 @@ def test_every_function_body_fits_on_a_screen():
                 if node.end_lineno - first.lineno + 1 > 60:
                     long.append(f"{path.relative_to(LIB)}::{node.name}")
     assert not long, long
+
+
+#: The floors of the house (``farm-studio look lib/renyi``): a module may import from a lower
+#: floor only, at module level or inside a function alike.  The package face ``renyi`` loads its
+#: names lazily, so it stands on the ground floor with the two private helpers.
+FLOORS = {
+    "renyi": 1,
+    "renyi._docs": 1,
+    "renyi._validation": 1,
+    "renyi.divergence": 2,
+    "renyi.closed_forms": 2,
+    "renyi.reporting": 2,
+    "renyi.lift": 3,
+    "renyi.mechanisms": 3,
+    "renyi.audit": 4,
+    "renyi.sweeps": 5,
+    "renyi.cli": 5,
+    "renyi.plotting": 5,
+    "renyi.__main__": 6,
+}
+
+
+def _room(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def _upward_imports(modules) -> list[str]:
+    """Each import, function-level ones included, from a room to one on its floor or above."""
+    found = []
+    for name, (path, tree) in sorted(modules.items()):
+        if name == "renyi":
+            continue
+        for target, names in _imports(name, path, tree, top_level_only=False):
+            for imported in [f"{target}.{n}" for n in names if f"{target}.{n}" in modules] or [target]:
+                here, there = _room(name), _room(imported)
+                if here != there and FLOORS[there] >= FLOORS[here]:
+                    found.append(f"{name} (floor {FLOORS[here]}) imports {imported} (floor {FLOORS[there]})")
+    return found
+
+
+def test_every_import_goes_down_a_floor_even_inside_a_function():
+    modules = _modules()
+    assert {_room(name) for name in modules} == set(FLOORS), "a new room needs its floor"
+    assert not _upward_imports(modules), _upward_imports(modules)
+
+
+def test_the_floor_check_sees_an_import_inside_a_function():
+    import ast
+
+    source = "def f():\n    from ..sweeps import run\n"
+    modules = {
+        "renyi.audit.x": (LIB / "audit" / "x.py", ast.parse(source)),
+        "renyi.sweeps.run": (LIB / "sweeps" / "run.py", ast.parse("")),
+    }
+    assert _upward_imports(modules) == ["renyi.audit.x (floor 4) imports renyi.sweeps.run (floor 5)"]

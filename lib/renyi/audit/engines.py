@@ -114,6 +114,8 @@ class _Pool:
 
     def _end_workers(self) -> None:
         processes = list((getattr(self.pool, "_processes", None) or {}).values())
+        manager = getattr(self.pool, "_executor_manager_thread", None)
+        results = getattr(self.pool, "_result_queue", None)
         for process in processes:
             process.terminate()
         for process in processes:
@@ -121,7 +123,15 @@ class _Pool:
             if process.is_alive():
                 process.kill()
                 process.join(STOP_GRACE)
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        # A worker ended while it wrote a result leaves half a message in the result pipe, and
+        # the executor's thread waits for the rest for ever: this process holds the pipe's write
+        # end too.  Closing that end turns the wait into an end of file, which the thread takes
+        # for a broken pool, and it ends (else the interpreter would wait for it at exit).
+        if results is not None:
+            results._writer.close()
+        if manager is not None:
+            manager.join()
 
     def submit(self, tasks, grid):
         with _ctrl_c_held():  # (submit starts workers)
