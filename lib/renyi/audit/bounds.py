@@ -7,12 +7,12 @@ against a claim by :func:`~renyi.audit.verdict`.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from scipy import special
 
-__all__ = ["LowerBound", "DensityFit"]
+__all__ = ["LowerBound", "DensityFit", "LABELS", "best_per_order"]
 
 
 @dataclass(frozen=True)
@@ -225,3 +225,37 @@ class DensityFit:
     bandwidth: float | None
     scale: float | None
     kernel_factor: float | None = None
+
+
+#: The ordered pairs each ``direction`` of an audit bounds: ``"P||Q"`` is the paper's.
+LABELS = {"forward": ("P||Q",), "reverse": ("Q||P",), "both": ("P||Q", "Q||P")}
+
+
+def best_per_order(orders, direction: str, bound_at) -> list[LowerBound]:
+    """One :class:`LowerBound` per order: the larger of the directions' bounds.
+
+    Every method builds its result here, so the rule is one: ``direction="both"`` reports the
+    larger bound, keeps each direction's in ``directions``, and carries a doubt about either
+    direction (a doubt about the audit); ties keep ``"P||Q"``, the paper's ordered pair.
+
+    Parameters
+    ----------
+    orders : sequence of float
+    direction : {"both", "forward", "reverse"}
+    bound_at : callable
+        ``bound_at(order, label)``: the :class:`LowerBound` of one ordered pair at one order.
+
+    Returns
+    -------
+    list of LowerBound
+        In the order of ``orders``.
+    """
+    results = []
+    for order in orders:
+        found = [bound_at(order, label) for label in LABELS[direction]]
+        best = max(found, key=lambda b: b.lower)
+        if direction == "both":
+            doubts = tuple(dict.fromkeys(w for b in found for w in b.warnings))
+            best = replace(best, directions=tuple(found), warnings=doubts)
+        results.append(best)
+    return results

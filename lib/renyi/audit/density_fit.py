@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 
 import numpy as np
 
 from .._validation import as_positive_scalar, as_probability, as_rdp_orders, as_samples
 from .bandwidth import robust_scale, strided_subsample
-from .bounds import DensityFit, LowerBound
+from .bounds import LABELS, DensityFit, LowerBound, best_per_order
 from .delta_method import MAX_ORDER, MIN_SAMPLES, PlugIn, bound_one_direction
 from .density import TAILS, kde_on_checked_grid
 from .floor import KERNEL_ROUGHNESS, default_floor, paper_floor
@@ -227,25 +226,18 @@ def bounds_from_fit(
     )
     level = alpha / 2 if direction == "both" else alpha
     kernel_factor = fit.kernel_factor or (1.0 if h is None else KERNEL_ROUGHNESS / h)
-    wanted = {"forward": ["P||Q"], "reverse": ["Q||P"], "both": ["P||Q", "Q||P"]}[direction]
     pairs = {"P||Q": (p_hat, q_hat, n_p, n_q), "Q||P": (q_hat, p_hat, n_q, n_p)}
     plugins = {
         label: PlugIn(f, g, tau, beta_used, dx, n_f, n_g, kernel_factor)
         for label, (f, g, n_f, n_g) in pairs.items()
-        if label in wanted
+        if label in LABELS[direction]
     }
-    results = []
-    for order in order_list:
-        found = []
-        for label in wanted:
-            res = bound_one_direction(plugins[label], order, alpha=level, bias_correction=bool(bias_correction))
-            found.append(_to_bound(order, res, label, level, common))
-        best = max(found, key=lambda b: b.lower)  # ties keep P||Q, the paper's ordered pair
-        if direction == "both":
-            # A doubt about either direction is a doubt about the audit.
-            doubts = tuple(dict.fromkeys(w for b in found for w in b.warnings))
-            best = replace(best, directions=tuple(found), warnings=doubts)
-        results.append(best)
+
+    def bound_at(order, label):
+        res = bound_one_direction(plugins[label], order, alpha=level, bias_correction=bool(bias_correction))
+        return _to_bound(order, res, label, level, common)
+
+    results = best_per_order(order_list, direction, bound_at)
     return results[0] if scalar else results
 
 

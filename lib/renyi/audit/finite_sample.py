@@ -35,6 +35,7 @@ import numpy as np
 from scipy import special
 
 from .._validation import as_generator, as_probability, as_rdp_orders, as_samples
+from .bounds import LABELS, LowerBound, best_per_order
 from .frequencies import encode_outcomes
 from .pmf_minimum import box_minimum
 
@@ -394,8 +395,6 @@ def bounds_from_grouping(grouping: Grouping, orders, *, alpha: float, direction:
         One per order; in each direction ``lower`` is the running maximum of the certified
         bounds over the requested orders up to this one (:func:`finite_sample_bounds`).
     """
-    from .bounds import LowerBound
-
     n_p, n_q = sizes
     order_list = list(orders)
     boxes = _boxes(grouping, alpha)
@@ -417,7 +416,7 @@ def bounds_from_grouping(grouping: Grouping, orders, *, alpha: float, direction:
     )
     used_p = grouping.counts_p / grouping.counts_p.sum()
     used_q = grouping.counts_q / grouping.counts_q.sum()
-    wanted = {"forward": ["P||Q"], "reverse": ["Q||P"], "both": ["P||Q", "Q||P"]}[direction]
+    wanted = LABELS[direction]
     # D_lambda is nondecreasing in lambda and every order holds on the one event of the boxes,
     # so a bound proved at a smaller order holds at every larger one (running maximum).
     proved = {label: {} for label in wanted}
@@ -428,33 +427,16 @@ def bounds_from_grouping(grouping: Grouping, orders, *, alpha: float, direction:
             certified, primal = box_minimum(lp, up, lq, uq, order).divergence(order)
             best = max(best, certified)
             proved[label][order] = (best, primal)
-    results = []
-    for order in order_list:
-        found = []
-        for label in wanted:
-            f, g = (used_p, used_q) if label == "P||Q" else (used_q, used_p)
-            certified, primal = proved[label][order]
-            found.append(
-                LowerBound(
-                    order=float(order),
-                    estimate=_plug_in(f, g, order),
-                    lower=certified,
-                    primal=primal,
-                    direction=label,
-                    **common,
-                )
-            )
-        best = max(found, key=lambda x: x.lower)
-        if direction == "both":
-            best = _with_directions(best, found)
-        results.append(best)
-    return results
 
+    def bound_at(order, label):
+        f, g = (used_p, used_q) if label == "P||Q" else (used_q, used_p)
+        certified, primal = proved[label][order]
+        estimate = _plug_in(f, g, order)
+        return LowerBound(
+            order=float(order), estimate=estimate, lower=certified, primal=primal, direction=label, **common
+        )
 
-def _with_directions(best, found):
-    from dataclasses import replace
-
-    return replace(best, directions=tuple(found))
+    return best_per_order(order_list, direction, bound_at)
 
 
 def _boxes(grouping: Grouping, alpha: float):

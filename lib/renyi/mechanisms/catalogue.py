@@ -309,9 +309,6 @@ class SubsampledMechanism(Mechanism):
         return logpdf
 
 
-# ----------------------------------------------------- randomized response
-
-
 # ------------------------------------------------------ noisy gradient descent
 
 
