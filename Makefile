@@ -26,7 +26,7 @@ NBVAL    := $(BIN)/python -m pytest -q $(if $(PARALLEL),$(PARALLEL) --dist loadf
             --nbval-sanitize-with tests/nbval_sanitize.cfg
 
 .PHONY: help install book book-fresh test lint unit unit-fast nbval nbval-simd book-check browser renotebook data \
-        data-libraries bench bench-scip bench-scale bench-long bench-vectors clean
+        data-libraries bench bench-scip bench-scale bench-scale-large bench-long bench-vectors clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -142,6 +142,9 @@ bench-scip: $(STAMP)  ## global_optimum against SCIP on the same instances (inst
 
 bench-scale: $(STAMP)  ## global_optimum at |Y| = 20: the gap after 60 s on two workers, alpha in {2, 3, 5}, five budgets
 	cd benchmarks && ../$(BIN)/python lift_scale.py
+
+bench-scale-large: $(STAMP)  ## global_optimum at |Y| = 30, 50, 100, 200: bracket, wall time and memory after 60 s on two workers
+	cd benchmarks && ../$(BIN)/python lift_scale.py --sizes 30 50 100 200
 
 bench-long: $(STAMP)  ## the |Y| = 20, alpha = 5, eps = 0.02 cell at 60 s and at 10 minutes on two workers
 	cd benchmarks && ../$(BIN)/python lift_long_run.py

@@ -212,7 +212,7 @@ def test_channel_search_runs_in_a_worker_while_the_boxes_are_bounded(monkeypatch
 
     def clock(time_limit):
         out_of_time = real_clock(time_limit)
-        if time_limit != limit:
+        if time_limit is None or not 0.9 * limit < time_limit <= limit:  # (the limit less the check)
             return out_of_time
         patient = lambda margin=0.0: any(calls) and out_of_time(margin)
         patient.left = out_of_time.left
@@ -414,6 +414,19 @@ def test_a_short_time_limit_is_kept_at_large_sizes_with_an_exactly_feasible_chan
     assert 0 < result.lower_bound <= result.upper_bound < math.inf
     lifts = lifts_of_channel(result.p_u_given_y, model.p_y, model.A, model.p_x, 3.0)
     assert np.all(lifts <= math.exp(0.5) * (1 + 1e-12))
+
+
+def test_the_search_sets_aside_the_decimal_check_of_its_channel_and_at_most_half_the_limit(monkeypatch):
+    """The check's estimate grows as |U| |X| |Y| (its products); the search keeps at least half."""
+    from renyi.lift import _exact
+    from renyi.lift.optimum import search_time
+
+    one = _exact.check_seconds(1, 1, 1)
+    assert one > 0 and _exact.check_seconds(201, 200, 200) == pytest.approx(201 * 200 * 200 * one)
+    small = EXAMPLES["medical"]
+    assert search_time(small, None) is None and 9.9 < search_time(small, 10.0) < 10.0
+    monkeypatch.setattr("renyi.lift.optimum.check_seconds", lambda *sizes: 1.5)
+    assert search_time(small, 10.0) == 7.0 and search_time(small, 4.0) == 2.0
 
 
 @pytest.mark.slow

@@ -173,7 +173,7 @@ class BoxPhase:
                 self.channel_search.record(0, self.value > previous * (1 + h.search_useful * rtol))
                 if self.channel_search.every > h.box_local_every:
                     break
-        self.tree = BoxTree(geo, pool, deadline_of(self.out_of_time))
+        self.tree = BoxTree(geo, pool, time.perf_counter() + h.root_share * self.out_of_time.left())
         # Polishes skipped before the next one, and polishes in a row whose fit failed.
         self.polish_skips, self.polish_failures = 0, 0
         # The tree's mu changes only when the mechanism improves: every change re-solves boxes.

@@ -219,6 +219,10 @@ class Heuristics:
     polytope_share : float, default 0.5
         Share of the time limit the polyhedral relaxation may use before the cones
         (``non-square 5x10``).
+    root_share : float, default 0.5
+        Share of the time left that the root box's coordinate ranges may use; the coordinates
+        not reached keep the chi^2 ellipsoid's range (valid too), and the box rounds and the
+        returned channel's decimal check get the rest (``random |Y|=200`` in ``make bench-scale``).
     """
 
     box_min_size: int = 6
@@ -284,6 +288,7 @@ class Heuristics:
     pool_min_boxes: int = 8
     polytope_vertices: int = 50_000
     polytope_share: float = 0.5
+    root_share: float = 0.5
 
 
 @dataclass(frozen=True)
