@@ -256,7 +256,7 @@ class ConeTree:
 
         The left child takes its parent's place and the right one is appended, so a round
         writes only the cones it splits (a compacted copy of every cone's arrays each round
-        was a quarter of the cones' time at |Y| = 6).
+        would cost time linear in all the cones, not in the split ones).
         """
         self._outer_sets()
         kr = self.cones.shape[1]

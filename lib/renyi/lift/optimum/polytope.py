@@ -166,8 +166,7 @@ def _merge_copies(V, active, old):
     tangent planes nearly coincide, and a cut can create a vertex again, a few 1e-13 from
     where it already is, with other active inequalities.  Left alone, both copies count as
     vertices: the next cut's edges from k copies to m copies give k m new points, and the
-    copies multiply (at |Y| = 6, alpha = 1.5, one cut took 7,439 vertices to 4.8 million:
-    1,024 copies of one point).  Two distinct vertices of the polytope are rarely this close,
+    copies multiply by thousands within one cut.  Two distinct vertices of the polytope are rarely this close,
     and merging them moves the hull by at most ``SAME_POINT``, inside the bound's slack.
     """
     tree = cKDTree(V)

@@ -274,9 +274,8 @@ class BoxPhase:
         """The price above which a point holds the tree (see ``Heuristics.stuck_share``).
 
         A point priced above value (1 + rtol) keeps U(mu) above the goal, but moving mu
-        re-bounds every box, which is worth it only once the boxes' bound nears that price:
-        at |Y| = 20, alpha = 3, eps = 0.02 a point 1.2e-6 above the value moved a fitted mu
-        while the bound was 27 % above it, and the gap after 60 s was 1.4e-2 instead of 1e-3.
+        re-bounds every box, which is worth it only once the boxes' bound nears that price
+        (``make bench-scale``, alpha = 3, eps = 0.02).
         """
         h, value = self.settings.heuristics, self.value
         return max(value * (1 + self.rtol), value + h.stuck_share * (self.best_upper - value))
@@ -285,9 +284,8 @@ class BoxPhase:
         """Column generation priced near the outputs, then the tree's mu (see :func:`polished_multiplier`).
 
         Every box bound is computed at one mu, and a mu fitted to a mechanism that is not yet
-        locally optimal keeps U(mu) above the value however fine the boxes: at |Y| = 20,
-        alpha = 5, eps = 0.02 a feasible point priced 3.5 % above the value at the tree's mu
-        after a minute of boxes.  Rounds alternate between the LP's dual (degenerate: its
+        locally optimal keeps U(mu) above the value however fine the boxes (``make
+        bench-scale``, alpha = 5, eps = 0.02).  Rounds alternate between the LP's dual (degenerate: its
         columns may price far above the value for tens of rounds before the value rises, but
         they move it) and the fitted mu, refitted when the value rises (its columns show that
         the mechanism is not yet locally optimal); the loop ends after ``column_patience``
@@ -332,10 +330,9 @@ class BoxPhase:
         """:func:`polished_multiplier`'s mu and points, or the LP's dual and none when skipped.
 
         After a polish whose fit failed the next 1, 2, 4, ... are skipped (consecutive failures
-        double it; a fit that holds resets it): where the posteriors' budget is tight, as at
-        |Y| = 20, alpha = 5, eps = 2 eps_max, SLSQP ends at its iteration limit far from
-        feasible, every fit after the first failed (residuals 0.01 to 0.4), and the polishes
-        took nine tenths of the time limit, whose result, the LP's dual, skipping gives at once.
+        double it; a fit that holds resets it): where the posteriors' budget is tight SLSQP
+        ends far from feasible, and a failed fit yields the LP's dual, which skipping gives at
+        once (``make bench-scale``, alpha = 5, eps = 2 eps_max).
         """
         if self.polish_skips > 0:
             self.polish_skips -= 1
@@ -350,11 +347,9 @@ class BoxPhase:
     def _polish_deadline(self):
         """When a polish of the mechanism must stop: at the time limit.
 
-        (Where the lower bound keeps rising, mu is refitted after every round, and at
-        |Y| = 20, alpha = 3, eps = 2 eps_max the last polish overran the limit by a fifth of
-        it.  Stopping each one earlier costs more than it saves there: with a quarter of the
-        time left per polish, both the lower bound and the tree's mu were poorer and the gap
-        after the limit rose from 7e-4 to 0.23.)
+        Not earlier: a polish cut short leaves both the lower bound and the tree's mu poorer,
+        which costs more than the overrun it saves (``make bench-scale``, alpha = 3,
+        eps = 2 eps_max).
         """
         return deadline_of(self.out_of_time)
 
@@ -362,8 +357,8 @@ class BoxPhase:
         """Starts near the LP mechanism's outputs: each coordinate scaled by a factor in [0.5, 1.5].
 
         Other local maxima of F_mu lie near the outputs (the posteriors polish cannot leave
-        theirs); at |Y| = 20, alpha = 5, eps = 0.02 such starts raised the value by 0.4 %
-        where the boxes' points and uniformly random starts did not.
+        theirs), where the boxes' points and uniformly random starts rarely land (``make
+        bench-scale``, alpha = 5, eps = 0.02).
         """
         support = self.columns[:, self.weights > NEGLIGIBLE_WEIGHT]
         n = self.settings.heuristics.box_local_starts

@@ -76,8 +76,8 @@ points, so :math:`L\ge F_\mu` there.
   matters more than either: any :math:`\mu` is valid, but only the stationary one can make
   the bound tight, and only at a mechanism that is locally optimal, which column generation
   priced near the outputs provides before the first box (``BoxPhase._generate_columns``).
-  A :math:`\mu` fitted to a poor local mechanism can bound :math:`U(\mu)` far above the
-  value (at :math:`|\mathcal Y|=20`, :math:`\epsilon=0.02`: 6.05 against 0.18); when a
+  A :math:`\mu` fitted to a poor local mechanism can bound :math:`U(\mu)` many times above
+  the value (``make bench-scale`` at :math:`\epsilon=0.02`); when a
   feasible point prices more than ``Heuristics.dual_switch``
   above the value there, the tree bounds at the LP's dual instead, whose boxes' maximisers
   are the columns the LP lacks (column generation's pricing problem).

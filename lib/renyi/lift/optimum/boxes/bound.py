@@ -122,10 +122,9 @@ class Constraint:
         The Taylor piece holds on both sides of z0 (its remainder's factor is monotone in z and
         least at the range's end, :meth:`BoxLagrangian._quadratic_minorant`), so z^alpha beyond
         z0 only tightens it.  Below order 2 that closes the gap far beyond eps_max (``make
-        bench`` lift case alpha = 1.5, |Y| = 10, eps = 0.02: a gap twenty times smaller at its
-        time limit); from order 2 it slowed the tree down (``make bench-scip``'s |Y| = 20 model
-        at alpha = 3: at eps_max / 2 the Taylor piece alone certifies with a sixth of the boxes
-        the piecewise one had bounded when the time limit stopped it), and it is not used there.
+        bench``'s lift case at alpha = 1.5, eps = 0.02); from order 2 the Taylor piece alone
+        certifies with fewer boxes (``make bench-scale``, alpha = 3, eps_max / 2), so it is not
+        used there.
         """
         if self.owner.alpha >= 2:
             return None

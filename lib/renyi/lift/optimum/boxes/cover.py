@@ -58,9 +58,8 @@ def cheapest_cover(m, basis, cost, theta, settings):
     Which coordinates carry it matters: on the plane, a convex direction :math:`e_y` can be paid for
     by :math:`\theta_y` alone or smeared over every coordinate, and where the widths differ
     tens of times (a box against a face of the simplex) the fixed shapes of
-    ``BoxLagrangian._cover`` cost up to 1.6 times the least (``tests/test_boxes.py``);
-    on the box that held the bound 31 % above the value in a 10-s run at |Y| = 10,
-    eps = 0.02, the least-cost cover brought it below the value.  This small semidefinite
+    ``BoxLagrangian._cover`` cost up to 1.6 times the least (``tests/test_boxes.py``), enough
+    to keep a box's bound above the value.  This small semidefinite
     program (|Y| variables, one LMI of order |Y| - 1) is solved by a log-barrier method,
     :math:`t\,c^{\mathsf T}\theta-\log\det(B^{\mathsf T}\mathrm{diag}(2\theta)B-m)-\sum_y\log\theta_y`
     with damped Newton steps (which stay feasible: the barrier is self-concordant) and
@@ -97,8 +96,9 @@ def cover_cost(lo, hi, settings, at=None):
     Where the maximiser lies against a side of its box (a posterior on a face of the simplex,
     ``x_y = lo_y = 0``), a cover of that coordinate costs almost nothing there, so the
     least-cost cover pays for the convexity across the face with it.  Weighed by the squared
-    widths, the cover was spread over the free coordinates, where it loosens the bound: at
-    |Y| = 10, eps = 0.02, the tree needed 4,965 boxes instead of 1,271.
+    widths alone, the cover would spread over the free coordinates, where it loosens the
+    bound and the tree needs several times the boxes (``make bench``'s lift case at
+    eps = 0.02).
     """
     width2 = np.maximum(hi - lo, settings.margins.min_width) ** 2
     if at is None:

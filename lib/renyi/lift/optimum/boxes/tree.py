@@ -193,18 +193,16 @@ class BoxTree:
 
         Its bound at mu is the largest of theirs, moved to mu: they cover the outer box's
         feasible points.  What lies inside is found by lineage (a box or cut descends from
-        the cut whose box it was refined from), in time and memory linear in the tree: the
-        pairwise test of the outer boxes needed |Y| bytes per pair of cuts, and a 240-s run at
-        |Y| = 20, eps = 0.02 undid tens of thousands of cuts at once.  The cut-off parts are
-        thin shells around their boxes, and after a large move of mu their bounds rise by
-        about as much as the boxes'; turning each shell into boxes instead (up to 2 |Y| slabs
-        per cut) made 100,000 boxes at |Y| = 20.
+        the cut whose box it was refined from), in time and memory linear in the tree (a
+        pairwise test of the outer boxes needs |Y| bytes per pair of cuts, and a long run
+        undoes tens of thousands at once).  The cut-off parts are thin shells around their
+        boxes, whose bounds rise after a large move of mu about as much as the boxes'; turning
+        each shell into boxes instead (up to 2 |Y| slabs per cut) multiplies the boxes.
 
         After a roll-back the tree cuts no more: mu moves where the mechanism is still far from
-        optimal, and at |Y| = 20, eps = 0.02 (three moves within the 60-s limit, each raising
-        the parts' bounds by about 0.08 against a value of 0.31) every roll-back reset the tree
-        to a few boxes (a gap of 9.7e-2 against 6.1e-2 at that limit).  Where mu never moves, as at |Y| = 10 in
-        ``make bench``, the cuts stay: there they take 3 to 20 times fewer boxes.
+        optimal, and there every further roll-back would reset the tree to a few boxes (``make
+        bench-scale`` at eps = 0.02).  Where mu never moves (``make bench``'s |Y| = 10 case)
+        the cuts stay, and save boxes.
         """
         self.reducing = False
         boxes, cuts = self.boxes, self.cuts
