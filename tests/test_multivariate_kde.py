@@ -67,8 +67,8 @@ def test_the_bound_does_not_depend_on_the_outputs_units_or_origin():
     rng = np.random.default_rng(6)
     p, q = gaussian_pair(rng, 20_000, 2)
     scale, shift = np.array([1e3, 1e-3]), np.array([-5.0, 7.0])
-    a = rdp_lower_bound(p, q, [2, 5], projection="kde")
-    b = rdp_lower_bound(p * scale + shift, q * scale + shift, [2, 5], projection="kde")
+    a = rdp_lower_bound(p, q, [2, 5], projection="grid")
+    b = rdp_lower_bound(p * scale + shift, q * scale + shift, [2, 5], projection="grid")
     for x, y in zip(a, b):
         assert x.lower == pytest.approx(y.lower, rel=1e-6)
 
@@ -101,11 +101,11 @@ def test_a_coarser_grid_changes_the_bound_by_little(law):
 def test_gaussian_bound_is_below_the_truth_and_near_it(d):
     rng = np.random.default_rng(10 + d)
     p, q = gaussian_pair(rng, 200_000, d)
-    bounds = rdp_lower_bound(p, q, [2, 5], projection="kde")
+    bounds = rdp_lower_bound(p, q, [2, 5], projection="grid")
     for b in bounds:
         truth = b.order / 20
         assert 0.7 * truth < b.lower <= truth
-        assert b.projection["kind"] == "kde" and b.projection["dimension"] == d
+        assert b.projection["kind"] == "grid" and b.projection["dimension"] == d
         assert b.n_p == 200_000 and b.bandwidth is None and len(b.projection["bandwidths"]) == d
 
 
@@ -116,7 +116,7 @@ def test_the_grid_beats_every_projection_when_two_coordinates_shift():
     scale = math.sqrt(5.0)
     p, q = rng.laplace(0, scale, (300_000, 2)) + 1.0, rng.laplace(0, scale, (300_000, 2))
     truth = 2 * laplace_renyi(1.0, 0.0, scale, 2.0)
-    grid = rdp_lower_bound(p, q, 2, projection="kde")
+    grid = rdp_lower_bound(p, q, 2, projection="grid")
     line = rdp_lower_bound(p, q, 2, projection="mean-difference", rng=np.random.default_rng(0))
     assert line.lower < 0.75 * truth < grid.lower <= truth
 
@@ -127,7 +127,7 @@ def test_no_evidence_when_both_samples_come_from_one_law():
     positive = 0
     for _ in range(40):
         p, q = gaussian_pair(rng, 20_000, 2, shift=0.0)
-        positive += sum(b.lower > 0 for b in rdp_lower_bound(p, q, [2, 5], projection="kde"))
+        positive += sum(b.lower > 0 for b in rdp_lower_bound(p, q, [2, 5], projection="grid"))
     # each bound is at level 5 %; 80 bounds, strongly correlated across orders
     assert positive <= 12
 
@@ -138,7 +138,7 @@ def test_coverage_of_the_grid_bound_in_two_dimensions():
     covered = [
         b.lower <= b.order / 20
         for _ in range(60)
-        for b in rdp_lower_bound(*gaussian_pair(rng, 20_000, 2), [2, 5], projection="kde")
+        for b in rdp_lower_bound(*gaussian_pair(rng, 20_000, 2), [2, 5], projection="grid")
     ]
     assert np.mean(covered) >= 0.9
 
@@ -147,8 +147,8 @@ def test_audit_draws_then_bounds_on_the_grid():
     def mechanism(database, n, rng):
         return rng.normal(0, SIGMA, (n, 2)) + [float(database), 0.0]
 
-    bound = audit(mechanism, 1, 0, 50_000, 2, rng=np.random.default_rng(40), projection="kde")
-    assert 0 < bound.lower <= 0.1 and bound.projection["kind"] == "kde"
+    bound = audit(mechanism, 1, 0, 50_000, 2, rng=np.random.default_rng(40), projection="grid")
+    assert 0 < bound.lower <= 0.1 and bound.projection["kind"] == "grid"
 
 
 @pytest.mark.parametrize(
@@ -166,30 +166,30 @@ def test_options_that_do_not_apply_are_refused(options, message):
     rng = np.random.default_rng(50)
     p, q = gaussian_pair(rng, 1_000, 2)
     with pytest.raises(ValueError, match=message):
-        rdp_lower_bound(p, q, 2, projection="kde", **options)
+        rdp_lower_bound(p, q, 2, projection="grid", **options)
 
 
 def test_bad_outputs_are_refused_with_the_reason():
     rng = np.random.default_rng(51)
     p, q = gaussian_pair(rng, 1_000, 4)
     with pytest.raises(ValueError, match=r"d = 4 would need about .* GiB per array"):
-        rdp_lower_bound(p, q, 2, projection="kde")
+        rdp_lower_bound(p, q, 2, projection="grid")
     p2, q2 = p[:, :2].copy(), q[:, :2].copy()
     p2[:, 1] = 2 * p2[:, 0]
     q2[:, 1] = 2 * q2[:, 0]
     with pytest.raises(ValueError, match="covariance is singular"):
-        rdp_lower_bound(p2, q2, 2, projection="kde")
+        rdp_lower_bound(p2, q2, 2, projection="grid")
     p3 = p[:, :2].copy()
     p3[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
-        rdp_lower_bound(p3, q[:, :2], 2, projection="kde")
+        rdp_lower_bound(p3, q[:, :2], 2, projection="grid")
     with pytest.raises(ValueError, match="same dimension"):
-        rdp_lower_bound(p[:, :2], q[:, :3], 2, projection="kde")
+        rdp_lower_bound(p[:, :2], q[:, :3], 2, projection="grid")
     outlier = p[:, :3].copy()
     for k in range(3):  # one wild output per axis: whitening squeezes the rest to a sliver
         outlier[k, k] = 1e5
     with pytest.raises(ValueError, match="clip them"):
-        rdp_lower_bound(outlier, q[:, :3], 2, projection="kde")
+        rdp_lower_bound(outlier, q[:, :3], 2, projection="grid")
 
 
 def test_cli_audits_on_the_grid(tmp_path, capsys):
@@ -198,7 +198,7 @@ def test_cli_audits_on_the_grid(tmp_path, capsys):
     np.save(tmp_path / "p.npy", p)
     np.save(tmp_path / "q.npy", q)
     assert (
-        main(["audit", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--orders", "2", "--projection", "kde"]) == 0
+        main(["audit", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--orders", "2", "--projection", "grid"]) == 0
     )
     out = capsys.readouterr().out
     assert "2-dimensional, estimated on a whitened grid with no projection" in out
@@ -219,3 +219,17 @@ def test_cli_audits_on_the_grid(tmp_path, capsys):
         != 0
     )
     assert "drop split" in capsys.readouterr().err
+
+
+def test_the_former_name_kde_still_gives_the_grid_estimate_with_a_warning(tmp_path, capsys):
+    rng = np.random.default_rng(61)
+    p, q = gaussian_pair(rng, 5_000, 2)
+    with pytest.warns(FutureWarning, match="projection='kde' is now projection='grid'"):
+        old = rdp_lower_bound(p, q, [2, 5], projection="kde")
+    assert old == rdp_lower_bound(p, q, [2, 5], projection="grid") and old[0].projection["kind"] == "grid"
+    np.save(tmp_path / "p.npy", p)
+    np.save(tmp_path / "q.npy", q)
+    assert (
+        main(["audit", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--orders", "2", "--projection", "kde"]) == 0
+    )
+    assert capsys.readouterr().err == "renyi: note: --projection kde is now --projection grid (the same estimate)\n"

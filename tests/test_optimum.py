@@ -416,6 +416,22 @@ def test_a_short_time_limit_is_kept_at_large_sizes_with_an_exactly_feasible_chan
     assert np.all(lifts <= math.exp(0.5) * (1 + 1e-12))
 
 
+def test_a_linear_program_past_its_deadline_leaves_the_lp_as_it_was():
+    """One LP can take minutes at |Y| = 50: at its deadline it stops, and a column that would
+    enter is left out (the old LP is still a mechanism with a valid mu)."""
+    from renyi.lift.optimum.lp import OutOfTime, enter, gains, solve_lp
+
+    model, settings = EXAMPLES["medical"], SearchSettings()
+    columns = model.p_y[:, None]  # the trivial mechanism: value 0
+    lp = (columns, *solve_lp(model, columns, gains(model, columns), settings))
+    with pytest.raises(OutOfTime):
+        solve_lp(model, columns, gains(model, columns), settings, deadline=time.perf_counter() - 1)
+    new = np.eye(model.p_y.size)  # full disclosure: every column prices above 0
+    assert enter(model, lp, new, settings, deadline=time.perf_counter() - 1) is lp
+    entered = enter(model, lp, new, settings)
+    assert entered[0].shape[1] == 1 + model.p_y.size and entered[1] > 0
+
+
 def test_the_search_sets_aside_the_decimal_check_of_its_channel_and_at_most_half_the_limit(monkeypatch):
     """The check's estimate grows as |U| |X| |Y| (its products); the search keeps at least half."""
     from renyi.lift import _exact

@@ -334,7 +334,7 @@ def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes) -> _Start:
         if projection not in PROJECTIONS:
             raise ValueError(
                 f"with workers, projection is one of {', '.join(map(repr, PROJECTIONS))}, a direction or a map; "
-                f"got {projection!r} (projection='kde' draws in one process: drop workers and scheduler)"
+                f"got {projection!r} (projection='grid' draws in one process: drop workers and scheduler)"
             )
         w, kind, held = (
             learn_direction(pilot_p, pilot_q, projection),

@@ -16,6 +16,7 @@ draws them from a mechanism first).  Several orders share one density fit.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -112,16 +113,17 @@ def rdp_lower_bound(
         The fraction of each sample held out to learn a ``projection`` (default 0.5) or, with
         ``method="finite-sample"``, to choose the cells (default 0 for a declared support of
         two outcomes or boolean outputs, else 0.2).  Held-out outputs are not bounded.
-    projection : {"mean-difference", "whitened", "kde"}, array_like or callable, optional
+    projection : {"mean-difference", "whitened", "grid"}, array_like or callable, optional
         For vector outputs of shape ``(n, d)``: reduce them to one dimension first, by a
         direction learned on a held-out ``split`` of each sample, a fixed direction ``w``, or a
         map ``f(outputs) -> values`` (:func:`~renyi.audit.projection.projected_samples`).  Valid
         by the data-processing inequality; the bound is then on the projected outputs.
-        ``"kde"`` (:math:`d=2` or 3) projects nothing: the densities are estimated on a
+        ``"grid"`` (:math:`d=2` or 3) projects nothing: the densities are estimated on a
         whitened :math:`d`-dimensional grid (:func:`~renyi.audit.multivariate_kde.fit_grid_kde`),
         every output is used, and ``bandwidth`` and ``split`` do not apply.  It is tighter where
         no direction carries the whole shift (independent noise shifted in several
-        coordinates); its smoothing bias grows with :math:`d`.
+        coordinates); its smoothing bias grows with :math:`d`.  (``"kde"`` is its former name,
+        still accepted with a ``FutureWarning``.)
     rng : numpy.random.Generator, optional
         Draws the held-out subsets of ``split``; default ``numpy.random.default_rng(0)``.
 
@@ -175,13 +177,20 @@ def rdp_lower_bound(
     True
     """
     if isinstance(projection, str) and projection == "kde":
+        warnings.warn(
+            "projection='kde' is now projection='grid' (the same estimate); the old name will go",
+            FutureWarning,
+            stacklevel=2,
+        )
+        projection = "grid"
+    if isinstance(projection, str) and projection == "grid":
         _check_grid_kde_options(discrete, bandwidth, floor, tails, method, support, split)
         a, b = (output_rows(s, name) for s, name in ((samples_p, "samples_p"), (samples_q, "samples_q")))
         if a.shape[1] != b.shape[1]:
             raise ValueError(f"samples_p and samples_q must have the same dimension, got {a.shape[1]} and {b.shape[1]}")
         if a.shape[1] > MAX_KDE_DIMENSION:
             raise ValueError(
-                f"projection='kde' estimates densities on a grid in 2 or 3 dimensions; d = {a.shape[1]} would need "
+                f"projection='grid' estimates densities on a grid in 2 or 3 dimensions; d = {a.shape[1]} would need "
                 f"about {_grid_gib(a.shape[1], min(a.shape[0], b.shape[0])):,.0f} GiB per array: use "
                 "projection='mean-difference'"
             )
@@ -189,7 +198,7 @@ def rdp_lower_bound(
         bounds = bounds_from_fit(
             fit, orders, alpha=alpha, floor=floor, beta=beta, bias_correction=bias_correction, direction=direction
         )
-        info = Projection("kde", grid.dimension, (0, 0), None, tuple(float(h) for h in grid.bandwidths))
+        info = Projection("grid", grid.dimension, (0, 0), None, tuple(float(h) for h in grid.bandwidths))
         return with_projection(bounds, info)
     if projection is not None:
         x, y, info = projected_samples(samples_p, samples_q, projection, split=split, rng=rng)
@@ -262,19 +271,19 @@ def with_projection(bounds, info):
 
 
 def _check_grid_kde_options(discrete, bandwidth, floor, tails, method, support, split):
-    """Refuse what does not apply to the grid KDE of ``projection="kde"``."""
+    """Refuse what does not apply to the grid KDE of ``projection="grid"``."""
     if discrete:
-        raise ValueError("projection='kde' is for continuous outputs; discrete rows are outcomes already")
+        raise ValueError("projection='grid' is for continuous outputs; discrete rows are outcomes already")
     if bandwidth is not None:
-        raise ValueError("projection='kde' chooses one bandwidth per whitened axis (Scott's rate); drop bandwidth")
+        raise ValueError("projection='grid' chooses one bandwidth per whitened axis (Scott's rate); drop bandwidth")
     if isinstance(floor, str):
         raise ValueError("floor='paper' is defined for one-dimensional outputs; pass a number or None")
     if tails != "absolute":
-        raise ValueError("projection='kde' has one algorithm (linear binning, direct smoothing); drop tails")
+        raise ValueError("projection='grid' has one algorithm (linear binning, direct smoothing); drop tails")
     if method != "delta" or support is not None:
-        raise ValueError("projection='kde' is a delta-method bound; method='finite-sample' is for discrete outputs")
+        raise ValueError("projection='grid' is a delta-method bound; method='finite-sample' is for discrete outputs")
     if split is not None:
-        raise ValueError("projection='kde' uses every output (nothing is learned): drop split")
+        raise ValueError("projection='grid' uses every output (nothing is learned): drop split")
 
 
 def _grid_gib(d, n):

@@ -70,7 +70,7 @@ class Projection:
     ----------
     kind : str
         ``"mean-difference"``, ``"whitened"``, ``"fixed"`` (an array), ``"callable"`` or
-        ``"kde"``.
+        ``"grid"``.
     dimension : int
         :math:`d`, the outputs' dimension.
     held_out : tuple of int
@@ -80,7 +80,7 @@ class Projection:
         that were bounded; ``None`` when it cannot be estimated (a callable, a shift too
         small to see, or no projection).
     bandwidths : tuple of float
-        ``kind="kde"`` only (no projection: the density estimated on a grid in
+        ``kind="grid"`` only (no projection: the density estimated on a grid in
         :math:`d\le3` dimensions, :mod:`~renyi.audit.multivariate_kde`): the per-axis
         bandwidths in the grid's coordinates (whitened); empty otherwise.
     """

@@ -70,6 +70,9 @@ def run(args) -> int:
             file=sys.stderr,
         )
     claim = claim_of(args)
+    if args.projection == "kde":
+        print("renyi: note: --projection kde is now --projection grid (the same estimate)", file=sys.stderr)
+        args.projection = "grid"
     projection = {"projection": args.projection, "split": args.split} if args.projection else {}
     if args.finite_sample:
         _refuse_delta_options(args)
@@ -205,10 +208,10 @@ def _add_route_options(a) -> None:
     )
     a.add_argument(
         "--projection",
-        choices=["mean-difference", "whitened", "kde"],
+        choices=["mean-difference", "whitened", "grid", "kde"],
         help="vector outputs (rows of d values): bound their projection on a direction learned from "
-        "a held-out part of each sample (whitened: for correlated noise); kde: no projection, "
-        "the densities on a whitened grid (d = 2 or 3)",
+        "a held-out part of each sample (whitened: for correlated noise); grid: no projection, "
+        "the densities on a whitened grid (d = 2 or 3; kde is its former name)",
     )
     a.add_argument(
         "--split",

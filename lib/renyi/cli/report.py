@@ -105,7 +105,7 @@ def report(bounds, claim, args) -> int:
 
 def _projection_line(record) -> str:
     """How vector outputs were reduced: direction, held-out outputs, signal kept."""
-    if record["kind"] == "kde":
+    if record["kind"] == "grid":
         widths = ", ".join(f"{h:.3g}" for h in record["bandwidths"])
         return (
             f"outputs: {record['dimension']}-dimensional, estimated on a whitened grid with no projection\n"

@@ -21,7 +21,7 @@ known in closed form:
     one-dimensional divergence, which no single direction carries.
 
 A case (:data:`CASES`) is a law and a route: the projection learned on half of each sample (the
-library's default), the whitened one, ``"kde"`` (cases ``*_kde``, :math:`d\le3`): no
+library's default), the whitened one, ``"grid"`` (cases ``*_kde``, :math:`d\le3`): no
 projection, the density on a grid, or ``"sufficient"`` (cases ``*_sufficient``): the default
 route drawn from its sufficient statistics (:mod:`~renyi.sweeps.vector_sufficient`), the same law
 of the bound at :math:`O(n+d)` cost for Gaussian laws and with half the draws for product Laplace.
@@ -49,15 +49,15 @@ LAPLACE_SCALE = math.sqrt(5.0)
 RECORDS = 100
 CLIPPED_SIGMA2 = 0.1
 
-#: Each case: the law of its outputs and the route to one dimension (``"kde"``: none, the grid).
+#: Each case: the law of its outputs and the route to one dimension (``"grid"``: none, the grid).
 CASES = {
     "gaussian": ("gaussian", "mean-difference"),
     "gaussian_correlated": ("gaussian_correlated", "whitened"),
     "product_laplace": ("product_laplace", "mean-difference"),
     "clipped_mean": ("clipped_mean", "mean-difference"),
     "laplace_diagonal": ("laplace_diagonal", "mean-difference"),
-    "gaussian_kde": ("gaussian", "kde"),
-    "laplace_diagonal_kde": ("laplace_diagonal", "kde"),
+    "gaussian_kde": ("gaussian", "grid"),
+    "laplace_diagonal_kde": ("laplace_diagonal", "grid"),
     "gaussian_sufficient": ("gaussian", "sufficient"),
     "clipped_mean_sufficient": ("clipped_mean", "sufficient"),
     "product_laplace_sufficient": ("product_laplace", "sufficient"),
@@ -157,7 +157,7 @@ def vector_rows(base: dict, case: str, d: int, n: int, orders, stream: np.random
     else:
         rng_p, rng_q, rng_split = stream.spawn(3)
         p, q = _draw(law, d, n, rng_p, True), _draw(law, d, n, rng_q, False)
-        bounds = rdp_lower_bound(p, q, orders, projection=route, rng=None if route == "kde" else rng_split)
+        bounds = rdp_lower_bound(p, q, orders, projection=route, rng=None if route == "grid" else rng_split)
     share = bounds[0].projection["signal_share"]
     return [
         base

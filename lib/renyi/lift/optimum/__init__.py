@@ -268,6 +268,16 @@ def search_time(model, time_limit):
 
     That check (:func:`renyi.lift._exact.lift_excess`, run on the channel and usually once
     more on its repair) cannot be interrupted, and at large |Y| it takes seconds.
+
+    Parameters
+    ----------
+    model : LeakageModel or GeneralLeakageModel
+    time_limit : float or None
+
+    Returns
+    -------
+    float or None
+        Seconds for the search (``None``: no limit).
     """
     if time_limit is None:
         return None

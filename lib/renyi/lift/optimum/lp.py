@@ -7,6 +7,8 @@ are candidate posteriors; its dual ``mu`` is the multiplier of the weak-duality 
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from scipy import optimize
 
@@ -20,8 +22,16 @@ def gains(model, q):
     return np.sum((q - model.p_y[:, None]) ** 2 / model.p_y[:, None], axis=0)
 
 
-def solve_lp(model, q, gains, settings):
-    """Max gains^T w s.t. q w = P_Y, w >= 0; returns value, weights and the dual mu (mu^T q_j >= g_j)."""
+class OutOfTime(RuntimeError):
+    """A linear program stopped at its deadline, unsolved."""
+
+
+def solve_lp(model, q, gains, settings, deadline=None):
+    """Max gains^T w s.t. q w = P_Y, w >= 0; returns value, weights and the dual mu (mu^T q_j >= g_j).
+
+    With ``deadline`` (a :func:`time.perf_counter` reading) HiGHS stops there and
+    :class:`OutOfTime` is raised: one such program can take minutes at |Y| = 50.
+    """
     options = {
         "primal_feasibility_tolerance": settings.heuristics.lp_tolerance,
         "dual_feasibility_tolerance": settings.heuristics.lp_tolerance,
@@ -29,7 +39,12 @@ def solve_lp(model, q, gains, settings):
     # Tight tolerances occasionally stall the dual simplex (status 4); the interior-point
     # method (with crossover) is tried at the same tolerances before HiGHS's defaults, whose
     # weights (1e-7) once left P_Y off by 2e-8 and the mechanism's lifts 4e-9 above e^eps.
-    for method, opts in (("highs-ds", options), ("highs-ipm", options), ("highs-ds", None)):
+    for method, opts in (("highs-ds", options), ("highs-ipm", options), ("highs-ds", {})):
+        if deadline is not None:
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                raise OutOfTime("the time limit came before the linear program's solution")
+            opts = {**opts, "time_limit": left}
         res = optimize.linprog(-gains, A_eq=q, b_eq=model.p_y, bounds=(0, None), method=method, options=opts)
         if res.status == 0:
             break
@@ -152,13 +167,20 @@ def priced(model, columns, mu):
     return gains(model, columns) - mu @ (columns - model.p_y[:, None])
 
 
-def enter(model, lp, new, settings):
-    """The LP ``(columns, value, weights, mu)`` re-solved with ``new`` if a column of it would enter."""
+def enter(model, lp, new, settings, deadline=None):
+    """The LP ``(columns, value, weights, mu)`` re-solved with ``new`` if a column of it would enter.
+
+    Unchanged when the solve meets ``deadline`` first: the old LP is still a mechanism, and
+    its mu still gives a valid bound.
+    """
     columns, value, weights, mu = lp
     if not prices_above(model, new, mu, value, settings):
         return lp
     columns = np.concatenate([columns, new], axis=1)
-    return (columns, *solve_lp(model, columns, gains(model, columns), settings))
+    try:
+        return (columns, *solve_lp(model, columns, gains(model, columns), settings, deadline))
+    except OutOfTime:
+        return lp
 
 
 def prices_above(model, columns, mu, value, settings):

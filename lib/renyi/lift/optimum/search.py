@@ -16,7 +16,7 @@ import numpy as np
 from .._numerics import NEGLIGIBLE_WEIGHT
 from .boxes import BoxTree
 from .candidates import lines_through_centre, polish_channel, polish_mechanism, price_locally, pull_inside
-from .lp import enter, gains, initial_columns, next_columns, priced, solve_lp, solve_priced
+from .lp import OutOfTime, enter, gains, initial_columns, next_columns, priced, solve_lp, solve_priced
 from .stationary import nearest_multiplier, polished_multiplier
 
 __all__: list[str] = []
@@ -190,7 +190,8 @@ class BoxPhase:
         return self.columns, self.value, self.weights, self.mu
 
     def _enter(self, new):
-        self.columns, self.value, self.weights, self.mu = enter(self.model, self.lp, new, self.settings)
+        deadline = deadline_of(self.out_of_time)
+        self.columns, self.value, self.weights, self.mu = enter(self.model, self.lp, new, self.settings, deadline)
 
     def run(self, max_boxes):
         """Rounds until the gap, the time or ``max_boxes``; returns the LP, the bound and the box count.
@@ -398,8 +399,12 @@ class BoxPhase:
             support = self.columns[:, self.weights > NEGLIGIBLE_WEIGHT]
             columns = np.concatenate([model.p_y[:, None], support, self.columns, better], axis=1)
             keep = columns[:, -h.box_lp_columns :]
-            self.columns = np.concatenate([columns[:, : 1 + support.shape[1]], keep], axis=1)
-            self.value, self.weights, self.mu = solve_lp(model, self.columns, gains(model, self.columns), self.settings)
+            columns = np.concatenate([columns[:, : 1 + support.shape[1]], keep], axis=1)
+            try:
+                solved = solve_lp(model, columns, gains(model, columns), self.settings, deadline_of(self.out_of_time))
+                self.columns, (self.value, self.weights, self.mu) = columns, solved
+            except OutOfTime:  # (the LP before stays: a mechanism, and a valid mu)
+                pass
         for search in searches:
             search.record(self.rounds, self.value > previous * (1 + h.search_useful * self.rtol))
 
