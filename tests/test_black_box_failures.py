@@ -92,6 +92,12 @@ def rr(database, n, rng):
     return np.where(rng.random(n) < keep, bit, 1 - bit)
 
 
+def plane(database, n, rng):
+    out = rng.normal(0.0, 2.0, (n, 2))
+    out[:, 0] += float(np.sum(database))
+    return out
+
+
 def features(database, n, rng):
     out = rng.normal(0.0, 2.0, (n, 6))
     out[:, 0] += float(np.sum(database))
@@ -399,8 +405,9 @@ def test_bounds_are_the_same_on_any_number_of_workers_only_for_a_pure_black_box(
 @pytest.mark.xdist_group("processes")
 @pytest.mark.slow
 def test_audit_mechanism_runs_the_finite_sample_and_the_vector_routes(here, capfd):
-    """The two routes through the CLI, against exact divergences: binary RR at epsilon_0 = 1
-    (D_2 = 0.735), and six Gaussian features of scale 2, one shifted by 1 (D_2 = 2 / 8 = 0.25)."""
+    """The three routes through the CLI, against exact divergences: binary RR at epsilon_0 = 1
+    (D_2 = 0.735), six Gaussian features of scale 2, one shifted by 1 (D_2 = 2 / 8 = 0.25), and
+    two such coordinates on the grid (the same D_2)."""
     status, out, err = run(capfd, "boxes:rr", "--finite-sample", "--support", "0:1", "--json", n="1e5")
     assert status == 0, err
     bound = json.loads(out)[0]
@@ -411,5 +418,9 @@ def test_audit_mechanism_runs_the_finite_sample_and_the_vector_routes(here, capf
     assert status == 0, err
     bound = json.loads(out)[0]
     assert bound["projection"]["kind"] == "mean-difference (pilot)" and 0.15 < bound["lower"] <= 0.25
+    status, out, err = run(capfd, "boxes:plane", "--projection", "grid", "--json", n="1e5")
+    assert status == 0, err  # two Gaussian coordinates of scale 2, one shifted by 1: D_2 = 0.25
+    bound = json.loads(out)[0]
+    assert bound["projection"]["kind"] == "grid" and 0.15 < bound["lower"] <= 0.25
     status, out, err = run(capfd, "boxes:good", "--support", "0:1")
     assert status == 1 and "--support belongs to --finite-sample" in one_line_error(err)

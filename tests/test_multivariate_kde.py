@@ -233,3 +233,52 @@ def test_the_former_name_kde_still_gives_the_grid_estimate_with_a_warning(tmp_pa
         main(["audit", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--orders", "2", "--projection", "kde"]) == 0
     )
     assert capsys.readouterr().err == "renyi: note: --projection kde is now --projection grid (the same estimate)\n"
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_grid_counts_of_chunks_merge_to_those_of_the_whole_and_keep_mass_and_mean(d):
+    """Linear binning keeps each point's unit mass and, per axis, its position: the counts sum to
+    n and their centroid on the nodes is the points' mean (exact arithmetic of the corners)."""
+    from renyi.audit.counts import VectorGridCounts
+
+    rng = np.random.default_rng(70 + d)
+    points = rng.standard_normal((30_001, d)) * [1.0, 2.0, 0.5][:d]
+    dx = np.array([0.07, 0.11, 0.05] if d == 2 else [0.1, 0.2, 0.05])[:d]
+    whole = VectorGridCounts.of(points, dx)
+    parts = VectorGridCounts(dx)
+    for chunk in (points[20_000:], points[:7], points[7:20_000]):  # any order
+        parts.merge(VectorGridCounts.of(chunk, dx))
+    assert parts.n == whole.n == points.shape[0]
+    assert np.array_equal(parts.offset, whole.offset) and parts.counts.shape == whole.counts.shape
+    np.testing.assert_allclose(parts.counts, whole.counts, rtol=0, atol=1e-9)
+    assert whole.counts.sum() == pytest.approx(points.shape[0], rel=1e-12)
+    nodes = np.indices(whole.counts.shape).reshape(d, -1).T + whole.offset
+    centroid = (nodes * dx * whole.counts.reshape(-1, 1)).sum(axis=0) / points.shape[0]
+    np.testing.assert_allclose(centroid, points.mean(axis=0), rtol=0, atol=1e-9)
+
+
+def _shifted_laplace(database, n, rng):
+    out = rng.laplace(0.0, math.sqrt(5.0), (n, 2))
+    out += float(np.sum(database))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("processes")
+def test_the_grid_in_tasks_is_the_same_on_any_number_of_workers_and_near_the_one_process_bound():
+    """Laplace noise of scale sqrt(5) shifted by 1 in both coordinates: D_2 = 2 x 0.1646 (closed
+    form); the pilots fix the grid, so 1 and 2 workers give the same bound bit for bit."""
+    truth = [2 * laplace_renyi(1.0, 0.0, math.sqrt(5.0), order) for order in (2.0, 5.0)]
+    one, two = (
+        audit(_shifted_laplace, [1], [0], 200_000, [2, 5], rng=np.random.default_rng(3), workers=w, projection="grid")
+        for w in (1, 2)
+    )
+    assert [b.lower for b in one] == [b.lower for b in two] and one[0].projection["kind"] == "grid"
+    rng = np.random.default_rng(4)
+    p, q = _shifted_laplace([1], 200_000, rng), _shifted_laplace([0], 200_000, rng)
+    here = rdp_lower_bound(p, q, [2, 5], projection="grid")
+    for tasks, memory, exact in zip(one, here, truth):
+        assert 0 < tasks.lower <= exact and abs(tasks.lower - memory.lower) < 0.1 * exact
+    with pytest.warns(FutureWarning, match="projection='kde' is now projection='grid'"):
+        old = audit(_shifted_laplace, [1], [0], 200_000, 2, rng=np.random.default_rng(3), workers=1, projection="kde")
+    assert old.lower == one[0].lower

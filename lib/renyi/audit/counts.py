@@ -15,10 +15,41 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GridCounts", "OutcomeCounts", "RowMoments", "MAX_NODES"]
+__all__ = [
+    "GridCounts",
+    "VectorGridCounts",
+    "OutcomeCounts",
+    "RowMoments",
+    "MAX_NODES",
+    "TAIL_SCALE",
+    "grid_coordinates",
+]
 
 #: Most nodes a merged grid may hold (as :func:`~renyi.audit.density.kde_on_grid`'s ``max_points``).
 MAX_NODES = 1 << 22
+#: Whitened coordinates are compressed beyond about this many standard deviations (asinh).
+TAIL_SCALE = 3.0
+
+
+def grid_coordinates(outputs, centre, inverse_factor) -> np.ndarray:
+    r"""Rows of outputs in a :math:`d`-dimensional grid's coordinates: whitened, tails compressed.
+
+    :math:`z=(x-m)\,L^{-\top}`, then :math:`c\,\operatorname{asinh}(z/c)` per coordinate
+    (:data:`TAIL_SCALE` :math:`c`): both invertible, so no Rényi divergence changes
+    (:mod:`renyi.audit.multivariate_kde`).
+
+    Parameters
+    ----------
+    outputs : array_like, shape (m, d)
+    centre : ndarray, shape (d,)
+    inverse_factor : ndarray, shape (d, d)
+
+    Returns
+    -------
+    ndarray, shape (m, d)
+    """
+    white = (np.asarray(outputs, dtype=float) - centre) @ inverse_factor
+    return TAIL_SCALE * np.arcsinh(white / TAIL_SCALE)
 
 
 @dataclass
@@ -106,6 +137,95 @@ class GridCounts:
         merged = np.zeros(stop - start)
         merged[self.offset - start : self.offset - start + self.counts.size] += self.counts
         merged[other.offset - start : other.offset - start + other.counts.size] += other.counts
+        self.offset, self.counts, self.n = start, merged, self.n + other.n
+        return self
+
+
+@dataclass
+class VectorGridCounts:
+    """Linear-binning counts of 2- or 3-dimensional points on the nodes ``(offset + l) * dx``.
+
+    The analogue of :class:`GridCounts` per axis: each point splits unit weight between the
+    :math:`2^d` corners of its cell, and counts from anywhere add by aligned index.
+
+    Attributes
+    ----------
+    dx : ndarray, shape (d,)
+        The node spacing per axis, fixed before any point is binned.
+    offset : ndarray of int or None
+        Index of the first node held, per axis.
+    counts : ndarray or None
+        Counts per node, one array axis per coordinate.
+    n : int
+        Points binned.
+    """
+
+    dx: np.ndarray
+    offset: np.ndarray | None = None
+    counts: np.ndarray | None = None
+    n: int = 0
+
+    @classmethod
+    def of(cls, points, dx, *, name: str = "outputs") -> VectorGridCounts:
+        """The counts of one chunk of points (in the grid's coordinates).
+
+        Parameters
+        ----------
+        points : array_like, shape (m, d)
+        dx : array_like, shape (d,)
+        name : str, default "outputs"
+            How errors name the chunk.
+
+        Returns
+        -------
+        VectorGridCounts
+        """
+        x, dx = np.asarray(points, dtype=float), np.asarray(dx, dtype=float)
+        if x.shape[0] == 0:
+            return cls(dx)
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} contain NaN or infinite values")
+        u = x / dx
+        cell = np.floor(u)
+        first = cell.min(axis=0).astype(np.int64)
+        shape = tuple(int(k) for k in cell.max(axis=0).astype(np.int64) - first + 2)
+        if math.prod(shape) > MAX_NODES:
+            raise ValueError(f"{name} span more than {MAX_NODES:,} grid nodes: clip extreme outliers")
+        share = u - cell  # the upper corner's share, per axis
+        index = cell.astype(np.int64) - first
+        counts = np.zeros(math.prod(shape))
+        for corner in np.ndindex(*(2,) * x.shape[1]):
+            flat = np.ravel_multi_index(tuple((index + corner).T), shape)
+            weight = np.prod(np.where(np.asarray(corner, bool), share, 1.0 - share), axis=1)
+            counts += np.bincount(flat, weights=weight, minlength=counts.size)
+        return cls(dx, first, counts.reshape(shape), int(x.shape[0]))
+
+    def merge(self, other: VectorGridCounts) -> VectorGridCounts:
+        """Add ``other``'s counts (same spacing) to these, by aligned node index; returns self.
+
+        Parameters
+        ----------
+        other : VectorGridCounts
+
+        Returns
+        -------
+        VectorGridCounts
+        """
+        if other.dx.shape != self.dx.shape or np.any(other.dx != self.dx):
+            raise ValueError(f"cannot merge counts on spacing {other.dx!r} into counts on {self.dx!r}")
+        if other.counts is None:
+            return self
+        if self.counts is None:
+            self.offset, self.counts, self.n = other.offset.copy(), other.counts.copy(), other.n
+            return self
+        start = np.minimum(self.offset, other.offset)
+        stop = np.maximum(self.offset + self.counts.shape, other.offset + other.counts.shape)
+        if math.prod(int(k) for k in stop - start) > MAX_NODES:
+            raise ValueError(f"the merged outputs need more than {MAX_NODES:,} grid nodes; clip extreme outliers")
+        merged = np.zeros(tuple(int(k) for k in stop - start))
+        for part in (self, other):
+            place = tuple(slice(int(a), int(a) + k) for a, k in zip(part.offset - start, part.counts.shape))
+            merged[place] += part.counts
         self.offset, self.counts, self.n = start, merged, self.n + other.n
         return self
 

@@ -53,6 +53,7 @@ from scipy import ndimage
 
 from .bandwidth import robust_scale, strided_subsample
 from .bounds import DensityFit
+from .counts import TAIL_SCALE, VectorGridCounts, grid_coordinates
 from .density import FFT_NOISE
 from .floor import KERNEL_ROUGHNESS
 
@@ -64,6 +65,8 @@ __all__ = [
     "whitening_map",
     "scott_bandwidths",
     "fit_grid_kde",
+    "pilot_grid",
+    "fit_grid_from_counts",
 ]
 
 #: The largest dimension estimated directly; beyond it the grid's memory grows out of reach.
@@ -80,8 +83,6 @@ SPACING = 4.0
 MIN_SPACING = 1.0
 #: Grid margin beyond the outputs, in bandwidths: the kernel's mass outside is below 1e-15.
 PAD = 8.0
-#: Whitened coordinates are compressed beyond about this many standard deviations (asinh).
-TAIL_SCALE = 3.0
 #: Outputs binned per pass: bounds the memory of their corner indices and weights.
 _BIN_CHUNK = 1 << 18
 
@@ -122,8 +123,7 @@ class GridKDE:
 
     def transform(self, outputs) -> np.ndarray:
         """Outputs of shape (m, d) in the grid's coordinates: whitened, then tails compressed."""
-        white = (np.asarray(outputs, dtype=float) - self.centre) @ self.inverse_factor
-        return TAIL_SCALE * np.arcsinh(white / TAIL_SCALE)
+        return grid_coordinates(outputs, self.centre, self.inverse_factor)
 
     def nodes(self) -> np.ndarray:
         """The kept nodes' coordinates in the grid's units (see :meth:`transform`), shape (kept, d)."""
@@ -299,5 +299,85 @@ def fit_grid_kde(samples_p, samples_q, *, max_nodes: int = MAX_NODES) -> tuple[D
     n_p, n_q = samples_p.shape[0], samples_q.shape[0]
     fit = DensityFit(
         p, q, float(np.prod(spacing)), n_p, n_q, False, int(keep.size), None, None, kernel_factor=grid.roughness
+    )
+    return fit, grid
+
+
+def pilot_grid(pilot_p, pilot_q, sizes):
+    r"""What the pilots fix for a grid estimate counted in tasks: the map, bandwidths and spacing.
+
+    The whitening is the pilots' (:func:`whitening_map`), the bandwidths Scott's rate at the
+    whole samples' size (the pilots' robust scales times :math:`n^{-1/(d+4)}`), and the
+    spacing that resolves them over the pilots' range within a quarter of :data:`MAX_NODES`
+    (outputs beyond the pilots' range widen the merged grid).
+
+    Parameters
+    ----------
+    pilot_p, pilot_q : ndarray, shape (m, d)
+    sizes : tuple of int
+        The whole samples' sizes :math:`(n_p, n_q)`.
+
+    Returns
+    -------
+    bandwidths, spacing : ndarray, shape (d,)
+    whitening : tuple
+        ``(centre, inverse_factor)`` for :func:`~renyi.audit.counts.grid_coordinates`.
+    """
+    d = pilot_p.shape[1]
+    if not 2 <= d <= MAX_KDE_DIMENSION:
+        raise ValueError(f"projection='grid' estimates densities in 2 or 3 dimensions; the outputs have d = {d}")
+    centre, inverse_factor = whitening_map(pilot_p, pilot_q)
+    white = [np.ascontiguousarray(grid_coordinates(s, centre, inverse_factor).T) for s in (pilot_p, pilot_q)]
+    m = min(pilot_p.shape[0], pilot_q.shape[0])
+    bandwidths = scott_bandwidths(*white) * (m / min(sizes)) ** (1.0 / (d + 4))
+    _, spacing, _ = _grid(white, bandwidths, MAX_NODES // 4)
+    return bandwidths, spacing, (centre, inverse_factor)
+
+
+def fit_grid_from_counts(counts_p: VectorGridCounts, counts_q: VectorGridCounts, bandwidths, whitening):
+    """:func:`fit_grid_kde`'s fit from merged grid counts, the grid padded by ``PAD`` bandwidths.
+
+    Parameters
+    ----------
+    counts_p, counts_q : renyi.audit.counts.VectorGridCounts
+        Each sample's counts, on one spacing.
+    bandwidths : ndarray, shape (d,)
+    whitening : tuple
+        ``(centre, inverse_factor)``, recorded in the :class:`GridKDE`.
+
+    Returns
+    -------
+    fit : DensityFit
+    grid : GridKDE
+    """
+    spacing = counts_p.dx
+    pad = np.ceil(PAD * bandwidths / spacing).astype(np.int64) + 1
+    start = np.minimum(counts_p.offset, counts_q.offset) - pad
+    stop = np.maximum(counts_p.offset + counts_p.counts.shape, counts_q.offset + counts_q.counts.shape) + pad
+    shape = tuple(int(k) for k in stop - start)
+    if math.prod(shape) > MAX_NODES:
+        raise ValueError(
+            f"the outputs span {math.prod(shape):,} grid nodes, more than {MAX_NODES:,}: extreme outliers "
+            "stretch the range (clip them), or use a projection"
+        )
+    dens = []
+    for counts in (counts_p, counts_q):
+        full = np.zeros(shape)
+        place = tuple(slice(int(a), int(a) + k) for a, k in zip(counts.offset - start, counts.counts.shape))
+        full[place] = counts.counts / counts.n
+        dens.append(_smoothed(full.ravel(), shape, spacing, bandwidths))
+    keep = np.flatnonzero((dens[0] >= FFT_NOISE * dens[0].max()) | (dens[1] >= FFT_NOISE * dens[1].max()))
+    grid = GridKDE(spacing.size, bandwidths, spacing, shape, start * spacing, keep, *whitening)
+    fit = DensityFit(
+        dens[0][keep],
+        dens[1][keep],
+        float(np.prod(spacing)),
+        counts_p.n,
+        counts_q.n,
+        False,
+        int(keep.size),
+        None,
+        None,
+        kernel_factor=grid.roughness,
     )
     return fit, grid

@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from .bandwidth import SCALE_SAMPLE
-from .counts import GridCounts, OutcomeCounts, RowMoments
+from .counts import GridCounts, OutcomeCounts, RowMoments, VectorGridCounts, grid_coordinates
 from .engines import TaskError, engine, progress_bar
 from .tasks import (
     SIDES,
@@ -176,6 +176,9 @@ def audit_in_tasks(
         out part of each sample in one process); a fixed direction ``w`` or a picklable map
         ``f(rows) -> values`` uses every output.  Each task projects its rows and bins the
         values; with the default ``chunk``, a task of vectors holds at most 64 MiB of rows.
+        ``"grid"`` (:math:`d=2` or 3) projects nothing: the pilots fix the whitening, the
+        bandwidths and the spacing (:func:`~renyi.audit.multivariate_kde.pilot_grid`), each task
+        bins its rows on that grid, and every output, the pilots' too, is in the estimate.
 
     method : {"delta", "finite-sample"}, default "delta"
         ``"finite-sample"`` (discrete outputs): outcome counts for the bound that holds at
@@ -210,11 +213,13 @@ def audit_in_tasks(
                 start = _start_cells(pilot_p, pilot_q, discrete, support)
             elif projection is None:
                 start = _start(pilot_p, pilot_q, discrete, bandwidth, (n_p, n_q))
+            elif isinstance(projection, str) and projection == "grid":
+                start = _start_grid(pilot_p, pilot_q, (n_p, n_q))
             else:
                 start = _start_projected(pilot_p, pilot_q, projection, bandwidth, (n_p, n_q))
             del pilot_p, pilot_q
             rest = [t for t in tasks if not t.pilot]
-            if start.grid.direction is not None and chunk is None:
+            if start.grid.shape and start.grid.dx is not None and chunk is None:
                 rest = _vector_tasks(rest, start.grid.shape[0], root)
             for task, result in running.collect(running.submit(rest, start.grid), bar):
                 start.add(task.side, result)
@@ -230,6 +235,8 @@ def audit_in_tasks(
         return grouping_from_counts(counts_p, counts_q, chosen=start.chosen, support=start.support), None
     if start.grid.dx is None:
         return fit_from_outcomes(*start.counts), None
+    if start.grid.whitening is not None:
+        return _grid_fit(start)
     return fit_from_counts(*start.counts, start.bandwidth, start.scale), start.projection()
 
 
@@ -360,6 +367,34 @@ def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes) -> _Start:
         counts = [GridCounts.of(v, grid.dx, name="the pilot") for v in values]
         moments = [RowMoments.of(pilot, v) for pilot, v in zip((pilot_p, pilot_q), values)]
     return _Start(grid, counts, h, scale, moments, (kind, held, w))
+
+
+def _start_grid(pilot_p, pilot_q, sizes) -> _Start:
+    """Vector outputs with no projection: the pilots fix the whitening, bandwidths and spacing.
+
+    The pilots are counted too, as the one-process estimate uses every output.
+    """
+    from .multivariate_kde import pilot_grid
+
+    if pilot_p.ndim != 2 or pilot_p.dtype.kind not in "biuf":
+        raise ValueError(
+            "projection='grid' estimates densities of vector outputs of shape (n, d); the black box "
+            f"returns {shape_text(pilot_p.shape[1:])}"
+        )
+    pilots = [np.asarray(pilot, dtype=float) for pilot in (pilot_p, pilot_q)]
+    bandwidths, spacing, whitening = pilot_grid(*pilots, sizes)
+    grid = Grid(spacing, pilot_p.shape[1:], whitening=whitening)
+    counts = [VectorGridCounts.of(grid_coordinates(p, *whitening), spacing, name="the pilot") for p in pilots]
+    return _Start(grid, counts, bandwidths)
+
+
+def _grid_fit(start: _Start):
+    """The fit of ``projection="grid"`` from the merged counts, and its projection record."""
+    from .multivariate_kde import fit_grid_from_counts
+    from .projection import Projection
+
+    fit, grid = fit_grid_from_counts(*start.counts, start.bandwidth, start.grid.whitening)
+    return fit, Projection("grid", grid.dimension, (0, 0), None, tuple(float(h) for h in grid.bandwidths))
 
 
 def _vector_tasks(rest: list[Task], d: int, root: np.random.SeedSequence) -> list[Task]:

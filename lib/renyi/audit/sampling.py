@@ -8,6 +8,7 @@ draws them in tasks, each output once, and bounds the fit merged from their coun
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -81,7 +82,8 @@ def audit(
         Pilot outputs per sample: with ``workers``, the first tasks of each sample, whose
         outputs fix the kind and the grid (default 262,144; at most ``n``), and for vector
         outputs with a learned ``projection`` also the direction, which holds them out of the
-        bound (default: at most half the smaller sample); in one process with a learned
+        bound (default: at most half the smaller sample), or with ``projection="grid"``
+        (:math:`d=2` or 3) the whitening and the grid, counted in the bound; in one process with a learned
         ``projection``, extra outputs that learn the direction, so that every output of the
         main samples is bounded (no ``split``).
     progress : bool, optional
@@ -250,7 +252,17 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
         raise ValueError("bandwidth applies to continuous outputs only; drop it or set discrete=False")
     chunk = None if controls["chunk"] is None else as_int(controls["chunk"], "chunk", minimum=1)
     projection = options.pop("projection", None)
-    learned = isinstance(projection, str)
+    if isinstance(projection, str) and projection == "kde":
+        warnings.warn(
+            "projection='kde' is now projection='grid' (the same estimate); the old name will go",
+            FutureWarning,
+            stacklevel=3,
+        )
+        projection = "grid"
+    grid = isinstance(projection, str) and projection == "grid"
+    if grid and bandwidth is not None:
+        raise ValueError("projection='grid' chooses one bandwidth per whitened axis (Scott's rate); drop bandwidth")
+    learned = isinstance(projection, str) and not grid
     if options.pop("split", None) is not None:
         raise ValueError("with workers a learned direction is held out on the pilot: drop split (pilot sets its size)")
     if projection is not None and discrete:

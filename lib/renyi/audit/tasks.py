@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .black_box import checked_outputs
-from .counts import GridCounts, OutcomeCounts, RowMoments
+from .counts import GridCounts, OutcomeCounts, RowMoments, VectorGridCounts, grid_coordinates
 
 __all__ = [
     "Task",
@@ -83,11 +83,16 @@ class Grid:
     direction : ndarray, callable or None
         For vector outputs: the unit direction ``w`` that each row is projected on
         (``rows @ w``), or a map ``f(rows) -> values``, before it is binned.
+    whitening : tuple or None
+        For vector outputs binned with no projection (``projection="grid"``): the pilots'
+        ``(centre, inverse_factor)`` of :func:`~renyi.audit.counts.grid_coordinates`; ``dx``
+        is then the spacing per axis.
     """
 
-    dx: float | None
+    dx: float | np.ndarray | None
     shape: tuple
     direction: object = None
+    whitening: tuple | None = None
 
 
 def draw(sampler, data, task: Task, grid: Grid | None):
@@ -105,9 +110,10 @@ def draw(sampler, data, task: Task, grid: Grid | None):
 
     Returns
     -------
-    ndarray, GridCounts, OutcomeCounts, or (GridCounts, RowMoments)
-        The pilot's outputs; the counts; or, for vector outputs projected on
-        ``grid.direction``, the counts of the projections with the rows' sums.
+    ndarray, GridCounts, OutcomeCounts, VectorGridCounts, or (GridCounts, RowMoments)
+        The pilot's outputs; the counts (of vector outputs in the grid's coordinates, with
+        ``grid.whitening``); or, for vector outputs projected on ``grid.direction``, the counts
+        of the projections with the rows' sums.
 
     Notes
     -----
@@ -133,6 +139,8 @@ def draw(sampler, data, task: Task, grid: Grid | None):
         )
     if grid.dx is None:
         return OutcomeCounts.of(outputs, name="its outputs")
+    if grid.whitening is not None:
+        return VectorGridCounts.of(grid_coordinates(outputs, *grid.whitening), grid.dx, name="its outputs")
     if grid.direction is not None:
         values = project_rows(outputs, grid.direction)
         return GridCounts.of(values, grid.dx, name="its projected outputs"), RowMoments.of(outputs, values)
