@@ -398,8 +398,10 @@ def test_vector_outputs_in_tasks_are_refused_without_a_projection_and_with_split
     kw = dict(rng=np.random.default_rng(25), workers=1)
     with pytest.raises(ValueError, match="pass projection="):
         audit(vector_box, [1], [0], 20_000, 2.0, **kw)
-    with pytest.raises(ValueError, match="projection='grid' draws in one process"):
+    with pytest.raises(ValueError, match="2 or 3 dimensions; the outputs have d = 5"):
         audit(vector_box, [1], [0], 20_000, 2.0, projection="grid", **kw)
+    with pytest.raises(ValueError, match="drop bandwidth"):
+        audit(vector_box, [1], [0], 20_000, 2.0, projection="grid", bandwidth=0.1, **kw)
     with pytest.raises(ValueError, match="drop split"):
         audit(vector_box, [1], [0], 20_000, 2.0, projection="whitened", split=0.5, **kw)
     with pytest.raises(ValueError, match="must be below n"):

@@ -16,7 +16,6 @@ draws them from a mechanism first).  Several orders share one density fit.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -24,7 +23,7 @@ import numpy as np
 from .._validation import as_samples
 from .density_fit import bounds_from_fit, fit_densities, infer_kind
 from .multivariate_kde import MAX_KDE_DIMENSION, SPACING, fit_grid_kde
-from .projection import Projection, output_rows, projected_samples
+from .projection import Projection, output_rows, projected_samples, renamed
 
 __all__ = ["rdp_lower_bound", "with_projection"]
 
@@ -176,13 +175,7 @@ def rdp_lower_bound(
     >>> bound.lower < 2 / (2 * 5**2)    # the true epsilon(2) = 0.04
     True
     """
-    if isinstance(projection, str) and projection == "kde":
-        warnings.warn(
-            "projection='kde' is now projection='grid' (the same estimate); the old name will go",
-            FutureWarning,
-            stacklevel=2,
-        )
-        projection = "grid"
+    projection = renamed(projection, stacklevel=2)
     if isinstance(projection, str) and projection == "grid":
         _check_grid_kde_options(discrete, bandwidth, floor, tails, method, support, split)
         a, b = (output_rows(s, name) for s, name in ((samples_p, "samples_p"), (samples_q, "samples_q")))

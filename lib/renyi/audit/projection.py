@@ -34,6 +34,7 @@ direction and once for the projection.  Taught in the chapter *Vector-valued out
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -52,6 +53,7 @@ __all__ = [
     "projected_samples",
     "output_rows",
     "signal_share",
+    "renamed",
 ]
 
 #: The directions learned from held-out outputs.
@@ -465,3 +467,28 @@ def projected_samples(samples_p, samples_q, projection, *, split=None, rng=None)
     share = signal_share(w, (x, y), (mean_p, mean_q), (sq_p, sq_q))
     held = tuple(int(side.held.sum()) for side in sides)
     return x, y, Projection(kind, d, held, share)
+
+
+def renamed(projection, stacklevel: int = 2):
+    """``projection``, with its former name ``"kde"`` read as ``"grid"`` (and a ``FutureWarning``).
+
+    Parameters
+    ----------
+    projection : object
+        What the caller passed.
+    stacklevel : int, default 2
+        The warning's stack level, counted from the caller of this function.
+
+    Returns
+    -------
+    object
+        ``"grid"`` for ``"kde"``, else ``projection``.
+    """
+    if isinstance(projection, str) and projection == "kde":
+        warnings.warn(
+            "projection='kde' is now projection='grid' (the same estimate); the old name will go",
+            FutureWarning,
+            stacklevel=stacklevel + 1,
+        )
+        return "grid"
+    return projection

@@ -8,7 +8,6 @@ draws them in tasks, each output once, and bounds the fit merged from their coun
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -251,22 +250,7 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
     if bandwidth is not None and discrete:
         raise ValueError("bandwidth applies to continuous outputs only; drop it or set discrete=False")
     chunk = None if controls["chunk"] is None else as_int(controls["chunk"], "chunk", minimum=1)
-    projection = options.pop("projection", None)
-    if isinstance(projection, str) and projection == "kde":
-        warnings.warn(
-            "projection='kde' is now projection='grid' (the same estimate); the old name will go",
-            FutureWarning,
-            stacklevel=3,
-        )
-        projection = "grid"
-    grid = isinstance(projection, str) and projection == "grid"
-    if grid and bandwidth is not None:
-        raise ValueError("projection='grid' chooses one bandwidth per whitened axis (Scott's rate); drop bandwidth")
-    learned = isinstance(projection, str) and not grid
-    if options.pop("split", None) is not None:
-        raise ValueError("with workers a learned direction is held out on the pilot: drop split (pilot sets its size)")
-    if projection is not None and discrete:
-        raise ValueError("projection reduces real vector outputs; it does not apply with discrete=True")
+    projection, learned = _task_projection(options, bandwidth, discrete)
     held_out = learned or (method == "finite-sample" and (support is None or np.unique(support).size > 2))
     pilot = _pilot_size(controls["pilot"], sizes, held_out, method)
     timeout = controls["task_timeout"]
@@ -297,6 +281,21 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
 
     bounds = bounds_from_fit(fit, orders, **options)
     return bounds if projected is None else with_projection(bounds, projected)
+
+
+def _task_projection(options, bandwidth, discrete):
+    """The projection of an audit in tasks (its former name read) and whether the pilot learns it."""
+    from .projection import renamed
+
+    projection = renamed(options.pop("projection", None), stacklevel=4)
+    grid = isinstance(projection, str) and projection == "grid"
+    if grid and bandwidth is not None:
+        raise ValueError("projection='grid' chooses one bandwidth per whitened axis (Scott's rate); drop bandwidth")
+    if options.pop("split", None) is not None:
+        raise ValueError("with workers a learned direction is held out on the pilot: drop split (pilot sets its size)")
+    if projection is not None and discrete:
+        raise ValueError("projection reduces real vector outputs; it does not apply with discrete=True")
+    return projection, isinstance(projection, str) and not grid
 
 
 def _pilot_size(pilot, sizes, held_out, method) -> int:

@@ -70,10 +70,7 @@ def run(args) -> int:
             file=sys.stderr,
         )
     claim = claim_of(args)
-    if args.projection == "kde":
-        print("renyi: note: --projection kde is now --projection grid (the same estimate)", file=sys.stderr)
-        args.projection = "grid"
-    projection = {"projection": args.projection, "split": args.split} if args.projection else {}
+    projection = _projection_options(args)
     if args.finite_sample:
         _refuse_delta_options(args)
         bounds = rdp_lower_bound(
@@ -108,6 +105,14 @@ def run(args) -> int:
         **projection,
     )
     return report(bounds, claim, args)
+
+
+def _projection_options(args) -> dict:
+    """``projection=`` and ``split=`` for the library, the former name ``kde`` read as ``grid``."""
+    if args.projection == "kde":
+        print("renyi: note: --projection kde is now --projection grid (the same estimate)", file=sys.stderr)
+        args.projection = "grid"
+    return {"projection": args.projection, "split": args.split} if args.projection else {}
 
 
 def _refuse_delta_options(args) -> None:
