@@ -293,13 +293,8 @@ def fit_grid_kde(samples_p, samples_q, *, max_nodes: int = MAX_NODES) -> tuple[D
     bandwidths = scott_bandwidths(*white)
     lo, spacing, shape = _grid(white, bandwidths, max_nodes)
     dens = [_smoothed(_binned(w, lo, spacing, shape), shape, spacing, bandwidths) for w in white]
-    keep = np.flatnonzero((dens[0] >= FFT_NOISE * dens[0].max()) | (dens[1] >= FFT_NOISE * dens[1].max()))
-    p, q = dens[0][keep], dens[1][keep]
-    grid = GridKDE(d, bandwidths, spacing, tuple(int(k) for k in shape), lo, keep, centre, inverse_factor)
-    n_p, n_q = samples_p.shape[0], samples_q.shape[0]
-    fit = DensityFit(
-        p, q, float(np.prod(spacing)), n_p, n_q, False, int(keep.size), None, None, kernel_factor=grid.roughness
-    )
+    layout = (bandwidths, spacing, tuple(int(k) for k in shape), lo, (centre, inverse_factor))
+    fit, grid = _fit_on_grid(dens, layout, samples_p.shape[0], samples_q.shape[0])
     return fit, grid
 
 
@@ -366,18 +361,20 @@ def fit_grid_from_counts(counts_p: VectorGridCounts, counts_q: VectorGridCounts,
         place = tuple(slice(int(a), int(a) + k) for a, k in zip(counts.offset - start, counts.counts.shape))
         full[place] = counts.counts / counts.n
         dens.append(_smoothed(full.ravel(), shape, spacing, bandwidths))
+    return _fit_on_grid(dens, (bandwidths, spacing, shape, start * spacing, whitening), counts_p.n, counts_q.n)
+
+
+def _fit_on_grid(dens, layout, n_p, n_q):
+    """The fit and its :class:`GridKDE` from both densities on the whole grid.
+
+    The nodes that matter are kept (the module's step 4); ``layout`` is the bandwidths, the
+    spacing, the shape, the first node and the whitening.
+    """
+    bandwidths, spacing, shape, lower, (centre, inverse_factor) = layout
     keep = np.flatnonzero((dens[0] >= FFT_NOISE * dens[0].max()) | (dens[1] >= FFT_NOISE * dens[1].max()))
-    grid = GridKDE(spacing.size, bandwidths, spacing, shape, start * spacing, keep, *whitening)
+    grid = GridKDE(spacing.size, bandwidths, spacing, shape, lower, keep, centre, inverse_factor)
     fit = DensityFit(
-        dens[0][keep],
-        dens[1][keep],
-        float(np.prod(spacing)),
-        counts_p.n,
-        counts_q.n,
-        False,
-        int(keep.size),
-        None,
-        None,
+        dens[0][keep], dens[1][keep], float(np.prod(spacing)), n_p, n_q, False, int(keep.size), None, None,
         kernel_factor=grid.roughness,
-    )
+    )  # fmt: skip
     return fit, grid

@@ -121,11 +121,12 @@ def lift_excess(a, p_y, channel, order: float, digits: int) -> list[Decimal]:
 
 
 def check_seconds(n_u: int, n_x: int, n_y: int) -> float:
-    """About how long one :func:`lift_excess` of these sizes takes on this machine.
+    r"""An estimate of the seconds one :func:`lift_excess` of these sizes takes.
 
-    Its cost is the ``n_u * n_x * n_y`` decimal products of the joint law; one product's time
-    is measured once per process, on a small product of the same kind.  A search that must
-    return within a time limit sets this much aside for the check of the channel it returns.
+    Its cost grows as :math:`O(n_u n_x n_y)`, the decimal products of the joint law; the time of
+    one product is read once per process from a small product of the same kind.  A search that
+    must return within a time limit sets this much aside for the check of the channel it
+    returns (``make bench-scale-large``, :math:`|\mathcal Y|=200`).
     """
     return _seconds_per_product() * n_u * n_x * n_y
 

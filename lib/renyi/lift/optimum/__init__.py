@@ -103,7 +103,8 @@ def global_optimum(
         cannot be interrupted (one linear program, one SLSQP iteration, a chunk of the first
         cones, the first round of boxes).  The final exact check of the channel,
         :math:`O(|\mathcal U||\mathcal X||\mathcal Y|)` decimal operations, is set aside: the
-        search stops that much earlier, as estimated on this machine (at most half the limit;
+        search stops that much earlier, by an estimate from one small timed product (at most
+        half the limit; ``make bench-scale-large`` up to :math:`|\mathcal Y|=200`, and
         ``tests/test_optimum.py`` bounds the overrun at :math:`|\mathcal Y|=30` and 100).
         ``None``: no limit.
     seed : int, default 0
