@@ -17,9 +17,11 @@ The estimator of Section III in one module per step:
   :mod:`~renyi.audit.counts`: the counts a task sends back);
   :mod:`~renyi.audit.black_box`: what a black box is given and must return, and how it is named;
 * :mod:`~renyi.audit.streaming`: the same fit from chunks, memory independent of n;
-* :mod:`~renyi.audit.projection`: vector outputs reduced to one dimension by a direction
-  learned on held-out outputs (or fixed), in chunks, and :mod:`~renyi.audit.multivariate_kde`:
-  in two or three dimensions, the estimator on a whitened grid with no projection;
+* :mod:`~renyi.audit.reduction`: vector outputs reduced to one dimension by a map learned on
+  held-out outputs and chosen there (:mod:`~renyi.audit.projection`: the directions, in chunks;
+  :mod:`~renyi.audit.log_ratio`: the estimated log-likelihood ratio), or fixed, and
+  :mod:`~renyi.audit.multivariate_kde`: in two or three dimensions, the estimator on a
+  whitened grid with no projection;
 * :mod:`~renyi.audit.finite_sample` with :mod:`~renyi.audit.pmf_minimum`: for discrete outputs,
   a bound that holds at every sample size (confidence boxes and a certified minimum);
 * :mod:`~renyi.audit.claims`: claimed curves and the family-wise :func:`verdict`;
@@ -62,7 +64,7 @@ _HOMES = {
     "fit_densities": "density_fit",
     "rdp_lower_bound": "pipeline",
     "learn_direction": "projection",
-    "projected_samples": "projection",
+    "projected_samples": "reduction",
     "audit": "sampling",
     "array_chunks": "streaming",
     "fit_densities_chunked": "streaming",

@@ -131,6 +131,7 @@ def audit_in_tasks(
     projection=None,
     method="delta",
     support=None,
+    scored_at=None,
 ):
     """The fit of two samples drawn in tasks (in ``workers`` processes; 1: here).
 
@@ -171,9 +172,11 @@ def audit_in_tasks(
         that ends its process (``os._exit``, a crash in C) or raises ``KeyboardInterrupt``
         fails as one :class:`~renyi.audit.engines.TaskError` instead of taking this process with it.
     projection : str, array_like or callable, optional
-        For vector outputs, shape ``(n, d)``: ``"mean-difference"`` or ``"whitened"`` learns
-        the direction on the pilots, which are then held out of the bound (as ``split`` holds
-        out part of each sample in one process); a fixed direction ``w`` or a picklable map
+        For vector outputs, shape ``(n, d)``: a learned map (``"auto"``,
+        ``"likelihood-ratio"``, ``"mean-difference"`` or ``"whitened"``,
+        :func:`~renyi.audit.reduction.learn_map`) is scored, chosen and learned on the pilots,
+        which are then held out of the bound (as ``split`` holds out part of each sample in
+        one process); a fixed direction ``w`` or a picklable map
         ``f(rows) -> values`` uses every output.  Each task projects its rows and bins the
         values; with the default ``chunk``, a task of vectors holds at most 64 MiB of rows.
         ``"grid"`` (:math:`d=2` or 3) projects nothing: the pilots fix the whitening, the
@@ -186,6 +189,9 @@ def audit_in_tasks(
         outputs) declares at most two outcomes, which are the cells.
     support : array_like, optional
         With ``"finite-sample"``: every outcome the mechanism can produce (1-D outputs).
+    scored_at : dict, optional
+        ``orders``, ``alpha`` and ``direction`` of the bound to come: where a learned map's
+        candidates are scored (:func:`~renyi.audit.reduction.held_out_scores`).
 
     Returns
     -------
@@ -216,7 +222,7 @@ def audit_in_tasks(
             elif isinstance(projection, str) and projection == "grid":
                 start = _start_grid(pilot_p, pilot_q, (n_p, n_q))
             else:
-                start = _start_projected(pilot_p, pilot_q, projection, bandwidth, (n_p, n_q))
+                start = _start_projected(pilot_p, pilot_q, projection, bandwidth, (n_p, n_q), scored_at)
             del pilot_p, pilot_q
             rest = [t for t in tasks if not t.pilot]
             if start.grid.shape and start.grid.dx is not None and chunk is None:
@@ -278,7 +284,7 @@ class _Start:
             return None
         from .projection import Projection, signal_share_from_moments
 
-        kind, held, w = self.projected
+        kind, held, w, learned = self.projected
         share = None
         if not callable(w) and all(m.n > 1 for m in self.moments):
             sizes = [m.n for m in self.moments]
@@ -286,6 +292,8 @@ class _Start:
             variances = [m.projected_squares / m.n - (m.projected / m.n) ** 2 for m in self.moments]
             squares = [m.squared_norms / m.n for m in self.moments]
             share = signal_share_from_moments(w, sizes, variances, means, squares)
+        if learned is not None:
+            return learned.projection(self.grid.shape[0], held, share, kind)
         return Projection(kind, self.grid.shape[0], held, share)
 
 
@@ -327,27 +335,26 @@ def _start_cells(pilot_p, pilot_q, discrete, support) -> _Start:
     return start
 
 
-def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes) -> _Start:
+def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes, scored_at=None) -> _Start:
     """Vector outputs: the direction (learned on the pilots, which are then held out, or given)."""
     from .mergeable import SPACING, pilot_bandwidth
-    from .projection import PROJECTIONS, fixed_direction, learn_direction
+    from .projection import fixed_direction
+    from .reduction import CHOICES, learn_map
 
     if pilot_p.ndim != 2 or pilot_p.dtype.kind not in "biuf":
         raise ValueError(
             f"projection= reduces vector outputs of shape (n, d); the black box returns {shape_text(pilot_p.shape[1:])}"
         )
     d = pilot_p.shape[1]
+    learned = None
     if isinstance(projection, str):
-        if projection not in PROJECTIONS:
+        if projection not in CHOICES:
             raise ValueError(
-                f"with workers, projection is one of {', '.join(map(repr, PROJECTIONS))}, a direction or a map; "
+                f"with workers, projection is one of {', '.join(map(repr, CHOICES))}, a direction or a map; "
                 f"got {projection!r} (projection='grid' draws in one process: drop workers and scheduler)"
             )
-        w, kind, held = (
-            learn_direction(pilot_p, pilot_q, projection),
-            f"{projection} (pilot)",
-            (len(pilot_p), len(pilot_q)),
-        )
+        learned = learn_map(pilot_p, pilot_q, projection, **(scored_at or {}))
+        w, kind, held = learned.map, f"{learned.kind} (pilot)", (len(pilot_p), len(pilot_q))
     elif callable(projection):
         w, kind, held = projection, "callable", (0, 0)
     else:
@@ -366,7 +373,7 @@ def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes) -> _Start:
     else:
         counts = [GridCounts.of(v, grid.dx, name="the pilot") for v in values]
         moments = [RowMoments.of(pilot, v) for pilot, v in zip((pilot_p, pilot_q), values)]
-    return _Start(grid, counts, h, scale, moments, (kind, held, w))
+    return _Start(grid, counts, h, scale, moments, (kind, held, w, learned))
 
 
 def _start_grid(pilot_p, pilot_q, sizes) -> _Start:

@@ -23,7 +23,8 @@ import numpy as np
 from .._validation import as_samples
 from .density_fit import bounds_from_fit, fit_densities, infer_kind
 from .multivariate_kde import MAX_KDE_DIMENSION, SPACING, fit_grid_kde
-from .projection import Projection, output_rows, projected_samples, renamed
+from .projection import Projection, output_rows, renamed
+from .reduction import projected_samples, route_warnings
 
 __all__ = ["rdp_lower_bound", "with_projection"]
 
@@ -112,11 +113,15 @@ def rdp_lower_bound(
         The fraction of each sample held out to learn a ``projection`` (default 0.5) or, with
         ``method="finite-sample"``, to choose the cells (default 0 for a declared support of
         two outcomes or boolean outputs, else 0.2).  Held-out outputs are not bounded.
-    projection : {"mean-difference", "whitened", "grid"}, array_like or callable, optional
-        For vector outputs of shape ``(n, d)``: reduce them to one dimension first, by a
-        direction learned on a held-out ``split`` of each sample, a fixed direction ``w``, or a
-        map ``f(outputs) -> values`` (:func:`~renyi.audit.projection.projected_samples`).  Valid
+    projection : {"auto", "likelihood-ratio", "mean-difference", "whitened", "grid"}, array_like or callable, optional
+        For vector outputs of shape ``(n, d)``: reduce them to one dimension first, by a map
+        learned on a held-out ``split`` of each sample, a fixed direction ``w``, or a map
+        ``f(outputs) -> values`` (:func:`~renyi.audit.reduction.projected_samples`).  Valid
         by the data-processing inequality; the bound is then on the projected outputs.
+        ``"auto"`` (recommended) scores the learned maps (the two directions and the
+        estimated log-likelihood ratio) on held-out outputs and takes the best; with any
+        learned map the record's ``divergence_share`` says how much of the best candidate's
+        held-out bound the route keeps, and a warning names a better one below one half.
         ``"grid"`` (:math:`d=2` or 3) projects nothing: the densities are estimated on a
         whitened :math:`d`-dimensional grid (:func:`~renyi.audit.multivariate_kde.fit_grid_kde`),
         every output is used, and ``bandwidth`` and ``split`` do not apply.  It is tighter where
@@ -194,7 +199,9 @@ def rdp_lower_bound(
         info = Projection("grid", grid.dimension, (0, 0), None, tuple(float(h) for h in grid.bandwidths))
         return with_projection(bounds, info)
     if projection is not None:
-        x, y, info = projected_samples(samples_p, samples_q, projection, split=split, rng=rng)
+        x, y, info = projected_samples(
+            samples_p, samples_q, projection, split=split, rng=rng, orders=orders, alpha=alpha, direction=direction
+        )
         bounds = rdp_lower_bound(
             x,
             y,
@@ -230,7 +237,7 @@ def rdp_lower_bound(
 
 
 def with_projection(bounds, info):
-    """``bounds`` (one or a list) with the projection recorded, and a warning when it holds little signal.
+    """``bounds`` (one or a list) with the projection recorded, and warnings against its route.
 
     Parameters
     ----------
@@ -241,14 +248,7 @@ def with_projection(bounds, info):
     -------
     LowerBound or list of LowerBound
     """
-    extra = ()
-    share = info.signal_share
-    if share is not None and share < 0.5:
-        extra = (
-            f"the learned direction holds about {share:.2f} of the mean shift (cos^2): n is small for "
-            f"d = {info.dimension}, and the bound is loose; draw more outputs, hold out less (split), or "
-            "pass a direction known from the mechanism",
-        )
+    extra = route_warnings(info)
 
     def mark(bound):
         return replace(

@@ -20,11 +20,14 @@ Directions:
 an array ``w`` or a callable ``f(outputs) -> values``
     Fixed by the user, so every output is used for the bound.
 
-How much of the signal a learned direction holds follows
-:math:`\cos^2\approx1/(1+2d\sigma^2/(m\|\Delta\|^2))` for isotropic noise of scale
-:math:`\sigma`, a shift :math:`\Delta` and :math:`m` held-out outputs per side; the estimate
-``signal_share`` (from the outputs that were not held out, debiased for their noise) is
-recorded with the bound, and a warning is added below one half.
+How much a learned direction keeps is measured on held-out outputs, against the other
+candidates and the estimated likelihood ratio (:mod:`~renyi.audit.reduction`, which also
+holds the entry point :func:`~renyi.audit.reduction.projected_samples`).  ``signal_share``
+records the angle to the mean shift only: :math:`\cos^2\approx1/(1+2d\sigma^2/(m\|\Delta\|^2))`
+for isotropic noise of scale :math:`\sigma`, a shift :math:`\Delta` and :math:`m` held-out
+outputs per side, estimated from the outputs that were not held out (debiased for their
+noise).  It is not the share of the divergence kept: under correlated noise the mean shift
+is the wrong direction, and when the laws differ in spread there is no shift at all.
 
 Everything runs in chunks of rows, so a memory-mapped ``.npy`` of any size is read once for the
 direction and once for the projection.  Taught in the chapter *Vector-valued outputs*
@@ -35,12 +38,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg.blas import dsyrk as syrk
-
-from .._validation import as_generator
 
 __all__ = [
     "PROJECTIONS",
@@ -48,9 +49,10 @@ __all__ = [
     "signal_share_from_moments",
     "fixed_direction",
     "Projection",
+    "Side",
+    "learn_direction_from_moments",
     "learn_direction",
     "project",
-    "projected_samples",
     "output_rows",
     "signal_share",
     "renamed",
@@ -71,20 +73,31 @@ class Projection:
     Attributes
     ----------
     kind : str
-        ``"mean-difference"``, ``"whitened"``, ``"fixed"`` (an array), ``"callable"`` or
-        ``"grid"``.
+        ``"mean-difference"``, ``"whitened"``, ``"likelihood-ratio"``, ``"fixed"`` (an array),
+        ``"callable"`` or ``"grid"``: the route the bound went through.
     dimension : int
         :math:`d`, the outputs' dimension.
     held_out : tuple of int
         Outputs per side that learned the direction (not used in the bound).
     signal_share : float or None
         Estimated :math:`\cos^2` between the direction and the mean shift, from the outputs
-        that were bounded; ``None`` when it cannot be estimated (a callable, a shift too
-        small to see, or no projection).
+        that were bounded; ``None`` when it cannot be estimated (a map, a shift too small to
+        see, or no projection).  Not the share of the divergence kept (``divergence_share``).
     bandwidths : tuple of float
         ``kind="grid"`` only (no projection: the density estimated on a grid in
         :math:`d\le3` dimensions, :mod:`~renyi.audit.multivariate_kde`): the per-axis
         bandwidths in the grid's coordinates (whitened); empty otherwise.
+    requested : str
+        What the caller asked for: ``"auto"`` when the route was chosen on held-out
+        outputs, else ``kind`` (empty for records built before the choice existed).
+    scores : dict
+        Learned routes only: each candidate's bound on held-out outputs (the mean over the
+        requested orders of the lower bound, :func:`~renyi.audit.reduction.held_out_scores`);
+        empty otherwise.
+    divergence_share : float or None
+        ``scores[kind]`` over the best score: the share of what the best candidate finds on
+        held-out outputs that this route keeps; ``None`` without scores or when every
+        score is 0.
     """
 
     kind: str
@@ -92,6 +105,9 @@ class Projection:
     held_out: tuple
     signal_share: float | None
     bandwidths: tuple = ()
+    requested: str = ""
+    scores: dict = field(default_factory=dict)
+    divergence_share: float | None = None
 
     def to_dict(self) -> dict:
         """The fields as a JSON-ready dict.
@@ -106,6 +122,9 @@ class Projection:
             "held_out": list(self.held_out),
             "signal_share": self.signal_share,
             "bandwidths": list(self.bandwidths),
+            "requested": self.requested or self.kind,
+            "scores": dict(self.scores),
+            "divergence_share": self.divergence_share,
         }
 
 
@@ -199,7 +218,19 @@ def _shrunk_covariance(moments):
 
 
 def learn_direction_from_moments(moments, kind):
-    """The unit direction from the held-out rows' running sums (see :func:`learn_direction`)."""
+    """The unit direction from the held-out rows' running sums (see :func:`learn_direction`).
+
+    Parameters
+    ----------
+    moments : sequence of two running sums
+        Each side's held-out rows, as :meth:`Side.learn` accumulates them (with the
+        scatter for ``"whitened"``).
+    kind : {"mean-difference", "whitened"}
+
+    Returns
+    -------
+    ndarray, shape (d,)
+    """
     w = moments[0].mean - moments[1].mean
     if kind == "whitened":
         w = np.linalg.solve(_shrunk_covariance(moments), w)
@@ -265,18 +296,32 @@ def project(outputs, direction):
     return out
 
 
-class _Side:
-    """One sample's pass: a held-out mask, moments of the held-out rows, sums of the rest."""
+class Side:
+    """One sample's split: which rows are held out, their running sums, and passes over the rest.
 
-    def __init__(self, arr, name, split, rng, second):
+    Parameters
+    ----------
+    arr : ndarray, shape (n, d)
+        The sample (a memory-mapped array is read in chunks).
+    name : str
+        Its name in error messages.
+    split : float
+        The fraction held out (0: none).
+    rng : numpy.random.Generator or None
+        Draws the held-out rows (unused when ``split`` is 0).
+    """
+
+    def __init__(self, arr, name, split, rng):
         self.arr, self.name = arr, name
         self.held = rng.random(arr.shape[0]) < split if split else np.zeros(arr.shape[0], bool)
         if split and (self.held.all() or not self.held.any()):
             raise ValueError(f"split={split:g} leaves no outputs on one side of {arr.shape[0]:,} rows")
-        self.moments = _Moments(arr.shape[1], second)
+        self.moments = None
         self.checked = False  # every row seen finite by an earlier pass
 
-    def learn(self):
+    def learn(self, second):
+        """Running sums of the held-out rows (``second``: the scatter too, for ``"whitened"``)."""
+        self.moments = _Moments(self.arr.shape[1], second)
         for start, block in _chunks(self.arr, self.name):
             self.moments.add(block[self.held[start : start + block.shape[0]]])
         self.checked = True
@@ -293,6 +338,24 @@ class _Side:
             total += rows.sum(axis=0)
             squares += float(np.einsum("ij,ij->", rows, rows))
         return out, total / out.size, squares / out.size
+
+    def project_map(self, f):
+        """``f`` at the rows not held out (a learned map such as a log ratio), in chunks."""
+        keep = ~self.held
+        parts = []
+        for start, block in _chunks(self.arr, self.name, check=not self.checked):
+            parts.append(np.asarray(f(block[keep[start : start + block.shape[0]]]), dtype=float))
+        return np.concatenate(parts)
+
+    def held_rows(self, cap, rng):
+        """At most ``cap`` of the held-out rows (a random subset beyond it), in memory."""
+        chosen = np.flatnonzero(self.held)
+        if chosen.size > cap:
+            chosen = np.sort(rng.choice(chosen, size=cap, replace=False))
+        rows = np.asarray(self.arr[chosen], dtype=float)
+        if not self.checked and not np.all(np.isfinite(rows)):
+            raise ValueError(f"{self.name} contains NaN or infinite values")
+        return rows
 
 
 def output_rows(value, name):
@@ -401,72 +464,6 @@ def fixed_direction(projection, d: int) -> np.ndarray:
     if w.shape != (d,) or not np.all(np.isfinite(w)) or not np.any(w):
         raise ValueError(f"a fixed projection must be a finite, non-zero vector of length {d}, got shape {w.shape}")
     return w
-
-
-def projected_samples(samples_p, samples_q, projection, *, split=None, rng=None):
-    r"""Reduce vector outputs to one dimension for :func:`~renyi.audit.rdp_lower_bound`.
-
-    Parameters
-    ----------
-    samples_p, samples_q : array_like, shape (n, d)
-        Outputs on two adjacent databases (a memory-mapped ``.npy`` is read in chunks, twice).
-    projection : {"mean-difference", "whitened"}, array_like of shape (d,), or callable
-        A direction to learn on held-out outputs, a fixed direction, or a map
-        ``f(outputs of shape (m, d)) -> m values`` fixed in advance.
-    split : float, optional
-        Fraction of each sample held out to learn a direction (default 0.5; 0.25 keeps more
-        outputs for the bound and suits large :math:`n/d`).  Not allowed with a fixed
-        projection, which uses every output.
-    rng : numpy.random.Generator, optional
-        Draws the held-out subset; default ``numpy.random.default_rng(0)`` (any generator that
-        does not look at the outputs keeps the bound valid).
-
-    Returns
-    -------
-    x, y : ndarray
-        The projected outputs to bound.
-    info : Projection
-    """
-    a, b = output_rows(samples_p, "samples_p"), output_rows(samples_q, "samples_q")
-    if a.shape[1] != b.shape[1]:
-        raise ValueError(f"samples_p and samples_q must have the same dimension, got {a.shape[1]} and {b.shape[1]}")
-    d = a.shape[1]
-    if callable(projection):
-        if split is not None:
-            raise ValueError("split applies to a learned projection; a fixed one uses every output")
-        x, y = (np.asarray(projection(arr), dtype=float).ravel() for arr in (a, b))
-        for name, arr, v in (("samples_p", a, x), ("samples_q", b, y)):
-            if v.size != arr.shape[0]:
-                raise ValueError(f"the projection returned {v.size} values for {arr.shape[0]} rows of {name}")
-            if not np.all(np.isfinite(v)):
-                raise ValueError(f"the projection returned NaN or infinite values for {name}")
-        return x, y, Projection("callable", d, (0, 0), None)
-    if isinstance(projection, str):
-        if projection not in PROJECTIONS:
-            raise ValueError(
-                f"projection must be one of {', '.join(map(repr, PROJECTIONS))}, an array or a callable, "
-                f"got {projection!r}"
-            )
-        split = DEFAULT_SPLIT if split is None else float(split)
-        if not 0.0 < split < 1.0:
-            raise ValueError(f"split must be in (0, 1) for a learned projection, got {split!r}")
-        kind = projection
-    else:
-        if split is not None:
-            raise ValueError("split applies to a learned projection; a fixed one uses every output")
-        w = fixed_direction(projection, d)
-        kind, split = "fixed", 0.0
-    rng = as_generator(rng, allow_none=True) or np.random.default_rng(0)
-    sides = [_Side(arr, name, split, rng, kind == "whitened") for arr, name in ((a, "samples_p"), (b, "samples_q"))]
-    if kind != "fixed":
-        for side in sides:
-            side.learn()
-        w = learn_direction_from_moments([side.moments for side in sides], kind)
-    w = w / np.linalg.norm(w)
-    (x, mean_p, sq_p), (y, mean_q, sq_q) = (side.project(w) for side in sides)
-    share = signal_share(w, (x, y), (mean_p, mean_q), (sq_p, sq_q))
-    held = tuple(int(side.held.sum()) for side in sides)
-    return x, y, Projection(kind, d, held, share)
 
 
 def renamed(projection, stacklevel: int = 2):

@@ -199,8 +199,8 @@ def _with_pilot_direction(sampler, pair, samples, orders, rng, pilot, options):
     kind = options.get("projection")
     if not isinstance(kind, str):
         raise ValueError(
-            "pilot applies to workers (the grid) or to a learned projection (projection='mean-difference' "
-            "or 'whitened'), not to this audit"
+            "pilot applies to workers (the grid) or to a learned projection (projection='auto', "
+            "'likelihood-ratio', 'mean-difference' or 'whitened'), not to this audit"
         )
     if options.get("split") is not None:
         raise ValueError("with a pilot the direction is learned on the pilot: drop split")
@@ -210,17 +210,15 @@ def _with_pilot_direction(sampler, pair, samples, orders, rng, pilot, options):
         _drawn(sampler(db, pilot, r), pilot, which)
         for db, r, which in zip(pair, (rng_p, rng_q), ("database", "neighbour"))
     ]
-    from .pipeline import rdp_lower_bound
-    from .projection import learn_direction
+    from .pipeline import rdp_lower_bound, with_projection
+    from .reduction import learn_map
 
-    direction = learn_direction(*held, kind)
-    bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": direction})
-
-    def relabel(bound):
-        record = {**bound.projection, "kind": f"{kind} (pilot)", "held_out": [pilot, pilot]}
-        return replace(bound, projection=record, directions=tuple(relabel(d) for d in bound.directions))
-
-    return [relabel(b) for b in bounds] if isinstance(bounds, list) else relabel(bounds)
+    scored_at = {k: options[k] for k in ("alpha", "direction") if k in options}
+    learned = learn_map(*held, kind, orders=orders, rng=rng, **scored_at)
+    bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": learned.map})
+    first = bounds[0] if isinstance(bounds, list) else bounds
+    info = learned.projection(held[0].shape[1], (pilot, pilot), first.projection["signal_share"])
+    return with_projection(bounds, replace(info, kind=f"{learned.kind} (pilot)"))
 
 
 def _drawn(outputs, n: int, which: str):
@@ -273,6 +271,7 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
         projection=projection,
         method=method,
         support=support,
+        scored_at={k: options[k] for k in ("alpha", "direction") if k in options} | {"orders": orders},
     )
     if method == "finite-sample":
         return _finite_sample_bounds(fit, orders, options, sizes)

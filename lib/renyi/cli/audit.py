@@ -213,10 +213,11 @@ def _add_route_options(a) -> None:
     )
     a.add_argument(
         "--projection",
-        choices=["mean-difference", "whitened", "grid", "kde"],
-        help="vector outputs (rows of d values): bound their projection on a direction learned from "
-        "a held-out part of each sample (whitened: for correlated noise); grid: no projection, "
-        "the densities on a whitened grid (d = 2 or 3; kde is its former name)",
+        choices=["auto", "likelihood-ratio", "mean-difference", "whitened", "grid", "kde"],
+        help="vector outputs (rows of d values): bound their projection on a map learned from a "
+        "held-out part of each sample; auto (recommended): the direction or estimated likelihood "
+        "ratio that bounds best on held-out outputs; grid: no projection, the densities on a "
+        "whitened grid (d = 2 or 3; kde is its former name)",
     )
     a.add_argument(
         "--split",

@@ -181,9 +181,10 @@ def add_parser(sub, order_type) -> None:
     )
     a.add_argument(
         "--projection",
-        choices=["mean-difference", "whitened", "grid"],
+        choices=["auto", "likelihood-ratio", "mean-difference", "whitened", "grid"],
         default=None,
-        help="vector outputs (n, d): a direction learned on the pilot, which is held out of the bound; "
+        help="vector outputs (n, d): a map learned on the pilot, which is held out of the bound (auto, "
+        "recommended: the direction or estimated likelihood ratio that bounds best on the pilot); "
         "grid: no projection, the densities on a whitened grid fixed by the pilot (d = 2 or 3)",
     )
     a.add_argument(

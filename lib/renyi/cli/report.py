@@ -104,7 +104,7 @@ def report(bounds, claim, args) -> int:
 
 
 def _projection_line(record) -> str:
-    """How vector outputs were reduced: direction, held-out outputs, signal kept."""
+    """How vector outputs were reduced: the map, its held-out outputs, the share it keeps."""
     if record["kind"] == "grid":
         widths = ", ".join(f"{h:.3g}" for h in record["bandwidths"])
         return (
@@ -113,9 +113,11 @@ def _projection_line(record) -> str:
         )
     held = record["held_out"]
     source = f"learned from {held[0]:,} + {held[1]:,} held-out outputs" if held[0] else "fixed"
-    share = record["signal_share"]
-    kept = "" if share is None else f";\n            it holds about {share:.2f} of the mean shift (cos^2)"
-    return f"projection: {record['dimension']}-dimensional outputs on a direction {source}{kept}"
+    map_ = "the estimated log-likelihood ratio" if record["kind"] == "likelihood-ratio" else "a direction"
+    chosen = f" ({record['kind']}, chosen as auto)" if record.get("requested") == "auto" else ""
+    share = record.get("divergence_share")
+    kept = "" if share is None else f";\n            it keeps {share:.2f} of the best candidate's held-out bound"
+    return f"projection: {record['dimension']}-dimensional outputs on {map_}{chosen} {source}{kept}"
 
 
 def _print_finite_sample(bounds) -> None:
