@@ -34,7 +34,7 @@ __all__ = [
     "update_manifest",
 ]
 
-_TEXT_FIELDS = ("mechanism", "direction", "direction_both")
+_TEXT_FIELDS = ("mechanism", "direction", "direction_both", "kind")
 _INT_FIELDS = ("n", "replicate", "reliable")
 
 

@@ -147,6 +147,25 @@ VECTORS_D1000 = {
 }
 
 
+#: The route chosen on held-out outputs (``*_auto``) beside a fixed direction, on three laws where
+#: the mean difference loses most: correlated noise, a difference in spread, product Laplace.
+VECTORS_AUTO = {
+    "mechanisms": [
+        "gaussian_correlated_md-d2",
+        "gaussian_correlated-d2",
+        "gaussian_correlated_auto-d2",
+        "spread-d5",
+        "spread_auto-d5",
+        "product_laplace-d5",
+        "product_laplace_auto-d5",
+    ],
+    "sizes": [100_000],
+    "orders": [2.0, 3.0],
+    "replicates": 200,
+    "block": 25,
+}
+
+
 #: Every sweep by name: the parameters that define it (recorded in the manifest).
 SWEEPS = {
     "section4": SECTION4,
@@ -159,6 +178,7 @@ SWEEPS = {
     "vectors_1e6": VECTORS_1E6,
     "vectors_kde": VECTORS_KDE,
     "vectors_d1000": VECTORS_D1000,
+    "vectors_auto": VECTORS_AUTO,
 }
 
 #: The slice each sweep recomputes when a chapter asks for it (``load_sweep(name, recompute=True)``):
@@ -175,6 +195,7 @@ QUICK = {
     "vectors_1e6": {"sizes": [1_000_000], "mechanisms": ["gaussian-d2"], "replicates": 5},
     "vectors_kde": {"sizes": [10_000], "mechanisms": ["gaussian_kde-d2", "laplace_diagonal_kde-d2"], "replicates": 25},
     "vectors_d1000": {"sizes": [1_000_000], "mechanisms": ["gaussian_sufficient-d1000"], "replicates": 25},
+    "vectors_auto": {"sizes": [100_000], "mechanisms": ["spread-d5", "spread_auto-d5"], "replicates": 25},
 }
 
 
@@ -289,3 +310,4 @@ FIELDS = {
     ],
 }
 FIELDS["vectors_1e6"] = FIELDS["vectors_kde"] = FIELDS["vectors_d1000"] = FIELDS["vectors"]
+FIELDS["vectors_auto"] = FIELDS["vectors"] + ["kind", "divergence_share"]

@@ -122,7 +122,7 @@ def run_task(task: Task) -> list[dict]:
         One row per replicate, order (and tuning) of the task.
     """
     spec = SWEEPS[task.sweep]
-    if task.sweep in ("vectors", "vectors_1e6", "vectors_kde", "vectors_d1000"):
+    if task.sweep in ("vectors", "vectors_1e6", "vectors_kde", "vectors_d1000", "vectors_auto"):
         case, d = task.mechanism.rsplit("-d", 1)
         rows = []
         for rep, stream in zip(task.replicates, _stream(task).spawn(spec["block"])):

@@ -19,16 +19,22 @@ known in closed form:
 ``laplace_diagonal``
     Product Laplace noise as above, shifted by 1 in *every* coordinate: :math:`d` times the
     one-dimensional divergence, which no single direction carries.
+``spread``
+    :math:`N(0,1.2^2I)` against :math:`N(0,I)`: the laws differ in spread, not in mean;
+    :math:`d` times the one-dimensional Gaussian divergence (finite for
+    :math:`\lambda<1.2^2/(1.2^2-1)\approx3.27`).
 
 A case (:data:`CASES`) is a law and a route: the projection learned on half of each sample (the
-library's default), the whitened one, ``"grid"`` (cases ``*_kde``, :math:`d\le3`): no
+library's default), the whitened one, the one chosen on held-out outputs (cases ``*_auto``,
+``projection="auto"``; ``*_md``: the mean difference where the law's default is another),
+``"grid"`` (cases ``*_kde``, :math:`d\le3`): no
 projection, the density on a grid, or ``"sufficient"`` (cases ``*_sufficient``): the default
 route drawn from its sufficient statistics (:mod:`~renyi.sweeps.vector_sufficient`), the same law
 of the bound at :math:`O(n+d)` cost for Gaussian laws and with half the draws for product Laplace.
 Every other case draws both samples in full.  Each replicate records the bound at every order
 beside the truth.  The studies are
 :data:`~renyi.sweeps.definitions.SWEEPS` ``["vectors"]``, ``["vectors_1e6"]`` and
-``["vectors_kde"]``; taught in the chapter *Vector-valued outputs* (``book/part1``).
+``["vectors_kde"]``, ``["vectors_auto"]``; taught in the chapter *Vector-valued outputs* (``book/part1``).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ import math
 import numpy as np
 
 from ..audit import rdp_lower_bound
-from ..closed_forms import laplace_renyi
+from ..closed_forms import gaussian_renyi, laplace_renyi
 from .vector_sufficient import sufficient_bounds
 
 __all__ = ["CASES", "truth", "vector_rows"]
@@ -48,6 +54,7 @@ RHO = 0.9
 LAPLACE_SCALE = math.sqrt(5.0)
 RECORDS = 100
 CLIPPED_SIGMA2 = 0.1
+SPREAD = 1.2
 
 #: Each case: the law of its outputs and the route to one dimension (``"grid"``: none, the grid).
 CASES = {
@@ -56,6 +63,11 @@ CASES = {
     "product_laplace": ("product_laplace", "mean-difference"),
     "clipped_mean": ("clipped_mean", "mean-difference"),
     "laplace_diagonal": ("laplace_diagonal", "mean-difference"),
+    "gaussian_correlated_md": ("gaussian_correlated", "mean-difference"),
+    "gaussian_correlated_auto": ("gaussian_correlated", "auto"),
+    "product_laplace_auto": ("product_laplace", "auto"),
+    "spread": ("spread", "mean-difference"),
+    "spread_auto": ("spread", "auto"),
     "gaussian_kde": ("gaussian", "grid"),
     "laplace_diagonal_kde": ("laplace_diagonal", "grid"),
     "gaussian_sufficient": ("gaussian", "sufficient"),
@@ -94,6 +106,8 @@ def truth(case: str, d: int, order: float) -> float:
     float
     """
     law = CASES[case][0]
+    if law == "spread":
+        return d * gaussian_renyi(0.0, SPREAD, 0.0, 1.0, order)
     shift = _shift(law, d)
     if law in ("product_laplace", "laplace_diagonal"):
         # independent coordinates: the divergence is the sum over the shifted ones
@@ -116,6 +130,8 @@ def _centre(law, d, shifted):
 
 
 def _draw(law, d, n, rng, shifted):
+    if law == "spread":
+        return rng.normal(0.0, SPREAD if shifted else 1.0, (n, d))
     if law in ("product_laplace", "laplace_diagonal"):
         out = rng.laplace(0.0, LAPLACE_SCALE, (n, d))
     elif law == "gaussian_correlated":
@@ -158,7 +174,7 @@ def vector_rows(base: dict, case: str, d: int, n: int, orders, stream: np.random
         rng_p, rng_q, rng_split = stream.spawn(3)
         p, q = _draw(law, d, n, rng_p, True), _draw(law, d, n, rng_q, False)
         bounds = rdp_lower_bound(p, q, orders, projection=route, rng=None if route == "grid" else rng_split)
-    share = bounds[0].projection["signal_share"]
+    record = bounds[0].projection
     return [
         base
         | {
@@ -169,7 +185,9 @@ def vector_rows(base: dict, case: str, d: int, n: int, orders, stream: np.random
             "estimate": b.estimate,
             "std_error": b.std_error,
             "direction": b.direction,
-            "signal_share": share,
+            "signal_share": record["signal_share"],
+            "kind": record["kind"],
+            "divergence_share": record.get("divergence_share"),
         }
         for b in bounds
     ]
