@@ -225,16 +225,23 @@ def learn_map(held_p, held_q, kind, *, orders=2.0, alpha=0.05, direction="both",
     if kind not in CHOICES:
         raise ValueError(f"a learned projection is one of {', '.join(map(repr, CHOICES))}, got {kind!r}")
     held_p, held_q = (np.asarray(x, dtype=float) for x in (held_p, held_q))
-    scores = held_out_scores(held_p, held_q, orders, alpha=alpha, direction=direction, rng=rng)
+    cap = _rows_in_memory(held_p.shape[1])
+    few = held_p[:cap], held_q[:cap]  # the rows are independent draws: the first are a fair subset
+    scores = held_out_scores(*few, orders, alpha=alpha, direction=direction, rng=rng)
     chosen = _chosen(kind, scores)
-    return LearnedMap(_learn(held_p, held_q, chosen), chosen, kind, scores, _share(scores, chosen) if scores else None)
+    learned = _learn(*few, chosen) if chosen == "likelihood-ratio" else _learn(held_p, held_q, chosen)
+    return LearnedMap(learned, chosen, kind, scores, _share(scores, chosen) if scores else None)
+
+
+def _rows_in_memory(d):
+    """Held-out rows a side that the scores and the log ratio use: :data:`HELD_BYTES` of features."""
+    return max(_MIN_SCORED, min(_HELD_ROWS, HELD_BYTES // (8 * FEATURES_PER_COORDINATE * d)))
 
 
 def _learned(sides, kind, held, orders, alpha, direction, rng):
     """Score the candidates, choose (for ``"auto"``), learn on all held-out rows, project the rest."""
     d = sides[0].arr.shape[1]
-    cap = max(_MIN_SCORED, min(_HELD_ROWS, HELD_BYTES // (8 * FEATURES_PER_COORDINATE * d)))
-    rows = [side.held_rows(cap, rng) for side in sides]
+    rows = [side.held_rows(_rows_in_memory(d), rng) for side in sides]
     scores = held_out_scores(*rows, orders, alpha=alpha, direction=direction, rng=rng)
     chosen = _chosen(kind, scores)
     learned = LearnedMap(None, chosen, kind, scores, _share(scores, chosen) if scores else None)
