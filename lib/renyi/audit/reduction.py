@@ -55,7 +55,7 @@ CANDIDATES = PROJECTIONS + ("likelihood-ratio",)
 #: What ``projection=`` accepts by name for a learned map.
 CHOICES = CANDIDATES + ("auto",)
 #: Bytes of the log ratio's feature matrix per side: caps the held-out rows kept in memory.
-HELD_BYTES = 1 << 26
+HELD_BYTES = 1 << 24
 #: At most this many held-out rows a side are kept in memory, whatever the dimension.
 _HELD_ROWS = 1 << 16
 #: Fewer held-out rows a side than this and the candidates are not scored.
