@@ -32,7 +32,7 @@ from scipy.special import expit, log1p
 
 __all__ = ["LogRatio", "fit_log_ratio", "FEATURES_PER_COORDINATE"]
 
-#: Features per output coordinate: z, z^2, |z - median_P|, |z - median_Q|.
+#: Features per output coordinate: z, z squared, and the distance of z to each side's median.
 FEATURES_PER_COORDINATE = 4
 
 

@@ -113,11 +113,11 @@ def _projection_line(record) -> str:
         )
     held = record["held_out"]
     source = f"learned from {held[0]:,} + {held[1]:,} held-out outputs" if held[0] else "fixed"
-    map_ = "the estimated log-likelihood ratio" if record["kind"] == "likelihood-ratio" else "a direction"
+    map_ = "the estimated log-likelihood ratio" if record["kind"].startswith("likelihood-ratio") else "a direction"
     chosen = f" ({record['kind']}, chosen as auto)" if record.get("requested") == "auto" else ""
     share = record.get("divergence_share")
     kept = "" if share is None else f";\n            it keeps {share:.2f} of the best candidate's held-out bound"
-    return f"projection: {record['dimension']}-dimensional outputs on {map_}{chosen} {source}{kept}"
+    return f"projection: {record['dimension']}-dimensional outputs on {map_}{chosen},\n            {source}{kept}"
 
 
 def _print_finite_sample(bounds) -> None:

@@ -3,7 +3,7 @@ r"""The mean-difference route on Gaussian and product-Laplace outputs, simulated
 At :math:`d=1000` and :math:`n=10^6` outputs per side, one replicate of the vector study draws
 :math:`2\cdot10^9` numbers (16 GB); 200 replicates take hours.  For a Gaussian law with
 isotropic noise, :math:`X_i=c+\sigma Z_i` with :math:`Z_i\sim N(0,I_d)`, everything the
-``"mean-difference"`` route of :func:`~renyi.audit.projection.projected_samples` computes is a
+``"mean-difference"`` route of :func:`~renyi.audit.reduction.projected_samples` computes is a
 function of statistics whose joint law is known exactly, so a replicate can be drawn with
 :math:`O(n+d)` numbers instead of :math:`O(nd)`:
 
@@ -129,7 +129,7 @@ def sufficient_samples(centre_p, centre_q, sigma, n, rng, split=DEFAULT_SPLIT, n
     x, y : ndarray
         The projected outputs that are bounded.
     info : renyi.audit.projection.Projection
-        As :func:`~renyi.audit.projection.projected_samples` records it.
+        As :func:`~renyi.audit.reduction.projected_samples` records it.
     """
     centres = [np.asarray(c, dtype=float) for c in (centre_p, centre_q)]
     if centres[0].shape != centres[1].shape or centres[0].ndim != 1:
