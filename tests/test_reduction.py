@@ -45,6 +45,19 @@ def laplace(rng, n, d=5):
     return p, q
 
 
+SIGN = [np.array([[1.0, r], [r, 1.0]]) for r in (0.3, -0.3)]
+
+
+def opposite_correlation(rng, n):
+    return tuple(rng.normal(size=(n, 2)) @ np.linalg.cholesky(c).T for c in SIGN)
+
+
+def _quadratic_log_ratio(x):
+    # log N(0, S_P) - log N(0, S_Q) up to a constant: -x'(S_P^-1 - S_Q^-1)x / 2
+    form = np.linalg.inv(SIGN[0]) - np.linalg.inv(SIGN[1])
+    return -0.5 * np.einsum("ij,jk,ik->i", x, form, x)
+
+
 def _slope_and_correlation(fitted, exact):
     slope = np.polyfit(exact, fitted, 1)[0]
     return slope, np.corrcoef(fitted, exact)[0, 1]
@@ -56,8 +69,9 @@ def _slope_and_correlation(fitted, exact):
         (correlated, lambda x: x @ np.linalg.solve(CORRELATION, SHIFT)),
         (spread, lambda x: (1 - 1 / 1.44) / 2 * np.sum(x * x, axis=1)),
         (laplace, lambda x: (np.abs(x[:, 0]) - np.abs(x[:, 0] - 1.0)) / LAPLACE_SCALE),
+        (opposite_correlation, lambda x: _quadratic_log_ratio(x)),
     ],
-    ids=["correlated-gaussian", "spread", "product-laplace"],
+    ids=["correlated-gaussian", "spread", "product-laplace", "opposite-correlation"],
 )
 def test_the_fitted_log_ratio_is_the_exact_one_up_to_a_constant(law, exact_log_ratio):
     # Logistic regression with balanced sides estimates log p/q itself: slope 1, not only
@@ -160,3 +174,19 @@ def test_cli_auto_says_what_it_chose(tmp_path, capsys):
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "estimated log-likelihood ratio (likelihood-ratio, chosen as auto)" in out
+
+
+def test_auto_takes_the_grid_where_only_the_joint_law_differs():
+    # Correlation +0.3 against -0.3: D_2 = 0.7832 (closed form, and a quadrature in
+    # test_vector_laws); no direction sees it, the grid sees it best at d = 2.
+    rng = np.random.default_rng(10)
+    bound = rdp_lower_bound(*opposite_correlation(rng, 100_000), 2, projection="auto")
+    assert bound.projection["kind"] == "grid" and bound.projection["bandwidths"]
+    assert 0.3 * 0.7832 < bound.lower <= 0.7832
+    assert bound.n_p == 100_000 - bound.projection["held_out"][0]  # only the rows not held out
+
+
+def test_the_grid_is_no_candidate_where_an_option_it_does_not_take_is_set():
+    rng = np.random.default_rng(11)
+    bound = rdp_lower_bound(*opposite_correlation(rng, 20_000), 2, projection="auto", bandwidth=0.3)
+    assert "grid" not in bound.projection["scores"] and bound.projection["kind"] != "grid"

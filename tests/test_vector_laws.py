@@ -39,6 +39,10 @@ def test_samplers_draw_the_laws_the_truths_describe(case):
     rng = np.random.default_rng(1)
     d, n = 3, 400_000
     p, q = _draw(case, d, n, rng, True), _draw(case, d, n, rng, False)
+    if case == "correlation_sign":  # d = 2 whatever d: correlation +0.3 against -0.3
+        assert np.corrcoef(p.T)[0, 1] == pytest.approx(0.3, abs=0.01)
+        assert np.corrcoef(q.T)[0, 1] == pytest.approx(-0.3, abs=0.01)
+        return
     if case == "spread":  # no shift; variance 1.2^2 against 1
         assert np.all(np.abs(p.mean(axis=0) - q.mean(axis=0)) < 5 * 1.2 * math.sqrt(2 / n))
         assert np.allclose(p.var(axis=0), 1.44, rtol=0.02) and np.allclose(q.var(axis=0), 1.0, rtol=0.02)
@@ -49,3 +53,17 @@ def test_samplers_draw_the_laws_the_truths_describe(case):
     assert np.all(np.abs(shift - expected) < 5 * scale * math.sqrt(2 / n))
     # per-coordinate variance of the noise
     assert np.allclose(q.var(axis=0), scale**2, rtol=0.02)
+
+
+def test_the_correlation_sign_truth_matches_quadrature_and_diverges_where_it_should():
+    from scipy.stats import multivariate_normal
+
+    x = np.linspace(-9, 9, 1201)
+    points = np.dstack(np.meshgrid(x, x))
+    log_p = multivariate_normal([0, 0], [[1, 0.3], [0.3, 1]]).logpdf(points)
+    log_q = multivariate_normal([0, 0], [[1, -0.3], [-0.3, 1]]).logpdf(points)
+    step = x[1] - x[0]
+    quadrature = math.log(np.sum(np.exp(2 * log_p - log_q)) * step * step)  # order 2
+    assert truth("correlation_sign_auto", 2, 2.0) == pytest.approx(quadrature, rel=1e-3)
+    # 3 Sigma_Q - 2 Sigma_P has off-diagonal -1.5: not positive definite, the integral diverges
+    assert truth("correlation_sign_auto", 2, 3.0) == math.inf

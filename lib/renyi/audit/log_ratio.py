@@ -13,7 +13,10 @@ side (P or Q) on a few features per coordinate of the robustly standardised outp
 * :math:`z_j^2`: a difference in spread (Gaussian noise of two scales);
 * :math:`|z_j-m^P_j|` and :math:`|z_j-m^Q_j|`, with :math:`m` each side's median: the whole
   log ratio of a shift under independent Laplace noise,
-  :math:`(|x_j-\mu^Q_j|-|x_j-\mu^P_j|)/b`.
+  :math:`(|x_j-\mu^Q_j|-|x_j-\mu^P_j|)/b`;
+* for :math:`d\le` :data:`MAX_INTERACTION_DIMENSION`, the products :math:`z_iz_j` (:math:`i<j`):
+  with :math:`z_j` and :math:`z_j^2`, every quadratic form, so the whole log ratio of any two
+  Gaussian laws (different means and covariances).
 
 Logistic regression with balanced classes estimates :math:`\ell` itself (its log-odds are
 :math:`\ell` plus a constant), so the family holds the exact ratio for the mechanisms above
@@ -30,10 +33,24 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log1p
 
-__all__ = ["LogRatio", "fit_log_ratio", "FEATURES_PER_COORDINATE"]
+__all__ = ["LogRatio", "fit_log_ratio", "feature_count", "MAX_INTERACTION_DIMENSION"]
 
-#: Features per output coordinate: z, z squared, and the distance of z to each side's median.
-FEATURES_PER_COORDINATE = 4
+#: Up to this dimension the features include every product of two coordinates.
+MAX_INTERACTION_DIMENSION = 8
+
+
+def feature_count(d: int) -> int:
+    """Features of a ``d``-dimensional output: four per coordinate, and the pairwise products.
+
+    Parameters
+    ----------
+    d : int
+
+    Returns
+    -------
+    int
+    """
+    return 4 * d + (d * (d - 1) // 2 if d <= MAX_INTERACTION_DIMENSION else 0)
 
 
 @dataclass(frozen=True)
@@ -48,9 +65,9 @@ class LogRatio:
         The pooled median and interquartile range per coordinate: :math:`z=(x-c)/s`.
     medians : ndarray, shape (2, d)
         Each side's median of :math:`z` (the Laplace features' centres).
-    shift, scale : ndarray, shape (4 d,)
+    shift, scale : ndarray, shape (:func:`feature_count` (d),)
         The features' means and standard deviations on the fitting rows.
-    coefficients : ndarray, shape (4 d,)
+    coefficients : ndarray, shape (:func:`feature_count` (d),)
         The logistic regression's weights on the standardised features.
     """
 
@@ -62,10 +79,14 @@ class LogRatio:
     coefficients: np.ndarray
 
     def features(self, rows: np.ndarray) -> np.ndarray:
-        """The standardised features of ``rows`` (shape (m, d)), shape (m, 4 d)."""
+        """The standardised features of ``rows`` (shape (m, d)), shape (m, :func:`feature_count` (d))."""
         z = (np.asarray(rows, dtype=float) - self.centre) / self.spread
-        raw = np.hstack([z, z * z, np.abs(z - self.medians[0]), np.abs(z - self.medians[1])])
-        return (raw - self.shift) / self.scale
+        parts = [z, z * z, np.abs(z - self.medians[0]), np.abs(z - self.medians[1])]
+        d = z.shape[1]
+        if d <= MAX_INTERACTION_DIMENSION:
+            i, j = np.triu_indices(d, 1)
+            parts.append(z[:, i] * z[:, j])
+        return (np.hstack(parts) - self.shift) / self.scale
 
     def __call__(self, rows: np.ndarray) -> np.ndarray:
         r""":math:`\hat\ell` at each row of ``rows`` (shape (m, d)), shape (m,)."""
@@ -109,8 +130,9 @@ def fit_log_ratio(held_p, held_q, *, penalty: float | None = None) -> LogRatio:
         Outputs that will *not* be bounded (held out), at least 10 rows a side.
     penalty : float, optional
         The ridge penalty on the standardised features' weights, for a loss averaged over
-        the rows; default ``4 d / m`` (:math:`m` the smaller side): it shrinks the
-        :math:`4d` weights while they are many for the rows, and fades as rows accrue.
+        the rows; default :math:`k/m` (:math:`k` features, :func:`feature_count`, and
+        :math:`m` rows on the smaller side): it shrinks the weights while they are many for
+        the rows, and fades as rows accrue.
 
     Returns
     -------
@@ -145,7 +167,7 @@ def fit_log_ratio(held_p, held_q, *, penalty: float | None = None) -> LogRatio:
     rows = np.vstack([p, q])
     centre, spread = _robust_standardisation(rows)
     medians = np.stack([np.median((x - centre) / spread, axis=0) for x in (p, q)])
-    empty = np.ones(4 * p.shape[1])
+    empty = np.ones(feature_count(p.shape[1]))
     draft = LogRatio(centre, spread, medians, np.zeros_like(empty), empty, empty)
     raw = draft.features(rows)
     shift, scale = raw.mean(axis=0), raw.std(axis=0)
@@ -154,7 +176,7 @@ def fit_log_ratio(held_p, held_q, *, penalty: float | None = None) -> LogRatio:
     labels = np.r_[np.ones(p.shape[0], bool), np.zeros(q.shape[0], bool)]
     weights = np.r_[np.full(p.shape[0], 0.5 / p.shape[0]), np.full(q.shape[0], 0.5 / q.shape[0])]
     if penalty is None:
-        penalty = 4 * p.shape[1] / min(p.shape[0], q.shape[0])
+        penalty = feature_count(p.shape[1]) / min(p.shape[0], q.shape[0])
     elif not (np.isfinite(penalty) and penalty >= 0):
         raise ValueError(f"penalty must be a finite number >= 0, got {penalty!r}")
     coefficients = _logistic(features, labels, weights, float(penalty))

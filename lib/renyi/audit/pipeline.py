@@ -181,44 +181,13 @@ def rdp_lower_bound(
     True
     """
     projection = renamed(projection, stacklevel=2)
+    options = dict(alpha=alpha, floor=floor, beta=beta, bias_correction=bias_correction, direction=direction)
     if isinstance(projection, str) and projection == "grid":
         _check_grid_kde_options(discrete, bandwidth, floor, tails, method, support, split)
-        a, b = (output_rows(s, name) for s, name in ((samples_p, "samples_p"), (samples_q, "samples_q")))
-        if a.shape[1] != b.shape[1]:
-            raise ValueError(f"samples_p and samples_q must have the same dimension, got {a.shape[1]} and {b.shape[1]}")
-        if a.shape[1] > MAX_KDE_DIMENSION:
-            raise ValueError(
-                f"projection='grid' estimates densities on a grid in 2 or 3 dimensions; d = {a.shape[1]} would need "
-                f"about {_grid_gib(a.shape[1], min(a.shape[0], b.shape[0])):,.0f} GiB per array: use "
-                "projection='mean-difference'"
-            )
-        fit, grid = fit_grid_kde(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-        bounds = bounds_from_fit(
-            fit, orders, alpha=alpha, floor=floor, beta=beta, bias_correction=bias_correction, direction=direction
-        )
-        info = Projection("grid", grid.dimension, (0, 0), None, tuple(float(h) for h in grid.bandwidths))
-        return with_projection(bounds, info)
+        return _grid_route(samples_p, samples_q, orders, options)
     if projection is not None:
-        x, y, info = projected_samples(
-            samples_p, samples_q, projection, split=split, rng=rng, orders=orders, alpha=alpha, direction=direction
-        )
-        bounds = rdp_lower_bound(
-            x,
-            y,
-            orders,
-            alpha=alpha,
-            discrete=discrete,
-            bandwidth=bandwidth,
-            floor=floor,
-            beta=beta,
-            bias_correction=bias_correction,
-            direction=direction,
-            tails=tails,
-            method=method,
-            support=support,
-            rng=rng,
-        )
-        return with_projection(bounds, info)
+        one_d = dict(options, discrete=discrete, bandwidth=bandwidth, tails=tails, method=method, support=support)
+        return _projected_route(samples_p, samples_q, projection, orders, split, rng, one_d)
     if method == "finite-sample":
         _check_finite_sample_options(samples_p, samples_q, discrete, bandwidth, floor, beta, bias_correction, tails)
         from .finite_sample import finite_sample_bounds  # (scipy.optimize: only for this method)
@@ -261,6 +230,46 @@ def with_projection(bounds, info):
         )
 
     return [mark(b) for b in bounds] if isinstance(bounds, list) else mark(bounds)
+
+
+def _grid_route(samples_p, samples_q, orders, options):
+    """``projection="grid"``: the densities on a whitened grid, every output used."""
+    a, b = (output_rows(s, name) for s, name in ((samples_p, "samples_p"), (samples_q, "samples_q")))
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"samples_p and samples_q must have the same dimension, got {a.shape[1]} and {b.shape[1]}")
+    if a.shape[1] > MAX_KDE_DIMENSION:
+        raise ValueError(
+            f"projection='grid' estimates densities on a grid in 2 or 3 dimensions; d = {a.shape[1]} would need "
+            f"about {_grid_gib(a.shape[1], min(a.shape[0], b.shape[0])):,.0f} GiB per array: use "
+            "projection='auto'"
+        )
+    bounds, widths = _grid_bounds(a, b, orders, options)
+    return with_projection(bounds, Projection("grid", a.shape[1], (0, 0), None, widths))
+
+
+def _projected_route(samples_p, samples_q, projection, orders, split, rng, options):
+    """A learned or given projection, then the one-dimensional bound (or the grid, if "auto" chose it)."""
+    grid = (
+        options["bandwidth"] is None
+        and not isinstance(options["floor"], str)
+        and options["tails"] == "absolute"
+        and options["method"] == "delta"
+    )  # the grid is a candidate of "auto" unless an option it does not take is set
+    scored_at = {k: options[k] for k in ("alpha", "direction")}
+    x, y, info = projected_samples(
+        samples_p, samples_q, projection, split=split, rng=rng, orders=orders, grid=grid, **scored_at
+    )
+    if info.kind == "grid":  # "auto" chose the grid: x and y are the rows not held out
+        bounds, widths = _grid_bounds(x, y, orders, options)
+        return with_projection(bounds, replace(info, bandwidths=widths))
+    return with_projection(rdp_lower_bound(x, y, orders, rng=rng, **options), info)
+
+
+def _grid_bounds(a, b, orders, options):
+    """The bounds of the grid estimate on (n, d) rows, and its bandwidths (whitened units)."""
+    fit, grid = fit_grid_kde(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    tuning = {k: options[k] for k in ("alpha", "floor", "beta", "bias_correction", "direction")}
+    return bounds_from_fit(fit, orders, **tuning), tuple(float(h) for h in grid.bandwidths)
 
 
 def _check_grid_kde_options(discrete, bandwidth, floor, tails, method, support, split):

@@ -5,7 +5,10 @@ bounded.  On the held-out outputs every candidate map is scored: each is learned
 of them and bounded on the other half by the one-dimensional estimator, at the orders the
 caller asked for.  The candidates are the directions of :mod:`~renyi.audit.projection`
 (``"mean-difference"``, ``"whitened"``) and the estimated log-likelihood ratio of
-:mod:`~renyi.audit.log_ratio` (``"likelihood-ratio"``).  The scores serve twice:
+:mod:`~renyi.audit.log_ratio` (``"likelihood-ratio"``); with ``"auto"`` in one process and
+:math:`d=2` or 3, also ``"grid"``: no projection, the densities estimated on a whitened grid
+(:mod:`~renyi.audit.multivariate_kde`), scored on the second halves (it learns nothing) and, when
+it wins, run on the outputs that were not held out.  The scores serve twice:
 
 * ``projection="auto"`` takes the best-scoring candidate (ties go to the simpler);
 * whatever was chosen, ``divergence_share`` (its score over the best) says how much of what
@@ -26,7 +29,8 @@ import numpy as np
 
 from .._validation import as_generator, as_rdp_orders
 from .density_fit import bounds_from_fit, fit_densities
-from .log_ratio import FEATURES_PER_COORDINATE, fit_log_ratio
+from .log_ratio import feature_count, fit_log_ratio
+from .multivariate_kde import MAX_KDE_DIMENSION, fit_grid_kde
 from .projection import (
     DEFAULT_SPLIT,
     PROJECTIONS,
@@ -88,7 +92,7 @@ def _scorer(orders, alpha, direction):
     return score
 
 
-def held_out_scores(held_p, held_q, orders, *, alpha=0.05, direction="both", rng=None):
+def held_out_scores(held_p, held_q, orders, *, alpha=0.05, direction="both", rng=None, grid=False):
     r"""Each candidate's bound on held-out outputs: learned on one half, bounded on the other.
 
     Parameters
@@ -101,13 +105,17 @@ def held_out_scores(held_p, held_q, orders, *, alpha=0.05, direction="both", rng
     direction : {"both", "forward", "reverse"}, default "both"
     rng : numpy.random.Generator, optional
         Splits the held-out rows in halves; default ``numpy.random.default_rng(0)``.
+    grid : bool, default False
+        Also score ``"grid"`` (:math:`d\le3`): the density estimated on a whitened grid with
+        no projection (:func:`~renyi.audit.multivariate_kde.fit_grid_kde`), bounded on the
+        second halves (it learns nothing).
 
     Returns
     -------
     dict
-        :data:`CANDIDATES` → the mean over ``orders`` of the delta-method lower bound of the
-        projected second halves (0 where a candidate cannot be learned); empty with fewer
-        than 40 rows a side.
+        :data:`CANDIDATES` (and ``"grid"``) → the mean over ``orders`` of the delta-method
+        lower bound of the projected second halves (0 where a candidate cannot be learned);
+        empty with fewer than 40 rows a side.
 
     Examples
     --------
@@ -135,7 +143,18 @@ def held_out_scores(held_p, held_q, orders, *, alpha=0.05, direction="both", rng
             scores[kind] = 0.0
             continue
         scores[kind] = score(_apply(f, held_p[~halves[0]]), _apply(f, held_q[~halves[1]]))
+    if grid and 2 <= held_p.shape[1] <= MAX_KDE_DIMENSION:
+        scores["grid"] = _grid_score(held_p[~halves[0]], held_q[~halves[1]], orders, alpha, direction)
     return scores
+
+
+def _grid_score(p, q, orders, alpha, direction):
+    """The grid estimate's bound on held-out rows (mean over the orders, 0 where it fails)."""
+    try:
+        bounds = bounds_from_fit(fit_grid_kde(p, q)[0], orders, alpha=alpha, direction=direction)
+    except ValueError:
+        return 0.0
+    return float(np.mean([max(b.lower, 0.0) for b in bounds]))
 
 
 def _share(scores, kind):
@@ -235,16 +254,21 @@ def learn_map(held_p, held_q, kind, *, orders=2.0, alpha=0.05, direction="both",
 
 def _rows_in_memory(d):
     """Held-out rows a side that the scores and the log ratio use: :data:`HELD_BYTES` of features."""
-    return max(_MIN_SCORED, min(_HELD_ROWS, HELD_BYTES // (8 * FEATURES_PER_COORDINATE * d)))
+    return max(_MIN_SCORED, min(_HELD_ROWS, HELD_BYTES // (8 * feature_count(d))))
 
 
-def _learned(sides, kind, held, orders, alpha, direction, rng):
+def _learned(sides, kind, held, scored_at, rng, grid):
     """Score the candidates, choose (for ``"auto"``), learn on all held-out rows, project the rest."""
     d = sides[0].arr.shape[1]
     rows = [side.held_rows(_rows_in_memory(d), rng) for side in sides]
-    scores = held_out_scores(*rows, orders, alpha=alpha, direction=direction, rng=rng)
+    orders, alpha, direction = scored_at
+    grid = grid and kind == "auto" and 2 <= d <= MAX_KDE_DIMENSION
+    scores = held_out_scores(*rows, orders, alpha=alpha, direction=direction, rng=rng, grid=grid)
     chosen = _chosen(kind, scores)
     learned = LearnedMap(None, chosen, kind, scores, _share(scores, chosen) if scores else None)
+    if chosen == "grid":  # no map: the caller estimates the rows not held out on a grid
+        x, y = (np.asarray(side.arr[~side.held], dtype=float) for side in sides)
+        return x, y, learned.projection(d, held)
     if chosen == "likelihood-ratio":
         f = fit_log_ratio(*rows)
         x, y = (side.project_map(f) for side in sides)
@@ -257,7 +281,7 @@ def _learned(sides, kind, held, orders, alpha, direction, rng):
 
 
 def projected_samples(
-    samples_p, samples_q, projection, *, split=None, rng=None, orders=2.0, alpha=0.05, direction="both"
+    samples_p, samples_q, projection, *, split=None, rng=None, orders=2.0, alpha=0.05, direction="both", grid=True
 ):
     r"""Reduce vector outputs to one dimension for :func:`~renyi.audit.rdp_lower_bound`.
 
@@ -282,11 +306,14 @@ def projected_samples(
         The level they are scored at.
     direction : {"both", "forward", "reverse"}, default "both"
         The direction they are scored in.
+    grid : bool, default True
+        With ``"auto"`` and :math:`d=2` or 3: whether the grid estimate is a candidate.
 
     Returns
     -------
     x, y : ndarray
-        The projected outputs to bound.
+        The projected outputs to bound; when ``"auto"`` chose the grid (``info.kind`` is
+        ``"grid"``), the rows not held out, shape (m, d), for the grid estimate.
     info : Projection
         The route, its held-out outputs, and for a learned map the candidates' scores and
         ``divergence_share``.
@@ -321,7 +348,7 @@ def projected_samples(
     rng = as_generator(rng, allow_none=True) or np.random.default_rng(0)
     sides = [Side(arr, name, split, rng) for arr, name in ((a, "samples_p"), (b, "samples_q"))]
     held = tuple(int(side.held.sum()) for side in sides)
-    return _learned(sides, projection, held, orders, alpha, direction, rng)
+    return _learned(sides, projection, held, (orders, alpha, direction), rng, grid)
 
 
 def _fixed(a, b, projection, d):

@@ -148,7 +148,8 @@ VECTORS_D1000 = {
 
 
 #: The route chosen on held-out outputs (``*_auto``) beside a fixed direction, on three laws where
-#: the mean difference loses most: correlated noise, a difference in spread, product Laplace.
+#: the mean difference loses most: correlated noise, a difference in spread, product Laplace; and
+#: at d = 2 a law that differs in its correlation only, where the grid is the candidate to win.
 VECTORS_AUTO = {
     "mechanisms": [
         "gaussian_correlated_md-d2",
@@ -158,6 +159,7 @@ VECTORS_AUTO = {
         "spread_auto-d5",
         "product_laplace-d5",
         "product_laplace_auto-d5",
+        "correlation_sign_auto-d2",
     ],
     "sizes": [100_000],
     "orders": [2.0, 3.0],

@@ -23,6 +23,12 @@ known in closed form:
     :math:`N(0,1.2^2I)` against :math:`N(0,I)`: the laws differ in spread, not in mean;
     :math:`d` times the one-dimensional Gaussian divergence (finite for
     :math:`\lambda<1.2^2/(1.2^2-1)\approx3.27`).
+``correlation_sign``
+    :math:`d=2`: unit Gaussian noise of correlation :math:`+0.3` against :math:`-0.3`, equal
+    means and variances: only the joint law differs.  With :math:`\Sigma_\lambda=
+    \lambda\Sigma_Q+(1-\lambda)\Sigma_P`, :math:`D_\lambda=-\log(|\Sigma_\lambda|/
+    (|\Sigma_P|^{1-\lambda}|\Sigma_Q|^{\lambda}))/(2(\lambda-1))` (finite while
+    :math:`\Sigma_\lambda` is positive definite: :math:`\lambda<(1+1/0.3)/2\approx2.17`).
 
 A case (:data:`CASES`) is a law and a route: the projection learned on half of each sample (the
 library's default), the whitened one, the one chosen on held-out outputs (cases ``*_auto``,
@@ -55,6 +61,7 @@ LAPLACE_SCALE = math.sqrt(5.0)
 RECORDS = 100
 CLIPPED_SIGMA2 = 0.1
 SPREAD = 1.2
+SIGN_CORRELATION = 0.3
 
 #: Each case: the law of its outputs and the route to one dimension (``"grid"``: none, the grid).
 CASES = {
@@ -68,6 +75,7 @@ CASES = {
     "product_laplace_auto": ("product_laplace", "auto"),
     "spread": ("spread", "mean-difference"),
     "spread_auto": ("spread", "auto"),
+    "correlation_sign_auto": ("correlation_sign", "auto"),
     "gaussian_kde": ("gaussian", "grid"),
     "laplace_diagonal_kde": ("laplace_diagonal", "grid"),
     "gaussian_sufficient": ("gaussian", "sufficient"),
@@ -108,6 +116,14 @@ def truth(case: str, d: int, order: float) -> float:
     law = CASES[case][0]
     if law == "spread":
         return d * gaussian_renyi(0.0, SPREAD, 0.0, 1.0, order)
+    if law == "correlation_sign":
+        cov_p, cov_q = _sign_covariances()
+        mixed = order * cov_q + (1 - order) * cov_p
+        sign, log_mixed = np.linalg.slogdet(mixed)
+        if sign <= 0 or np.any(np.linalg.eigvalsh(mixed) <= 0):  # the integral diverges
+            return math.inf
+        log_ratio = log_mixed - (1 - order) * np.linalg.slogdet(cov_p)[1]
+        return float(-(log_ratio - order * np.linalg.slogdet(cov_q)[1]) / (2 * (order - 1)))
     shift = _shift(law, d)
     if law in ("product_laplace", "laplace_diagonal"):
         # independent coordinates: the divergence is the sum over the shifted ones
@@ -129,7 +145,15 @@ def _centre(law, d, shifted):
     return (_shift(law, d) if shifted else np.zeros(d)), scale
 
 
+def _sign_covariances():
+    """Unit variances, correlation +SIGN_CORRELATION (P) and its negative (Q)."""
+    return tuple(np.array([[1.0, r], [r, 1.0]]) for r in (SIGN_CORRELATION, -SIGN_CORRELATION))
+
+
 def _draw(law, d, n, rng, shifted):
+    if law == "correlation_sign":
+        cov = _sign_covariances()[0 if shifted else 1]
+        return rng.normal(size=(n, 2)) @ np.linalg.cholesky(cov).T
     if law == "spread":
         return rng.normal(0.0, SPREAD if shifted else 1.0, (n, d))
     if law in ("product_laplace", "laplace_diagonal"):
