@@ -80,11 +80,12 @@ def audit(
     pilot : int, optional
         Pilot outputs per sample: with ``workers``, the first tasks of each sample, whose
         outputs fix the kind and the grid (default 262,144; at most ``n``), and for vector
-        outputs with a learned ``projection`` also the direction, which holds them out of the
-        bound (default: at most half the smaller sample), or with ``projection="grid"``
-        (:math:`d=2` or 3) the whitening and the grid, counted in the bound; in one process with a learned
-        ``projection``, extra outputs that learn the direction, so that every output of the
-        main samples is bounded (no ``split``).
+        outputs with a learned ``projection`` also the map (a direction or a log ratio; with
+        ``"auto"``, chosen on them: :func:`~renyi.audit.reduction.learn_map`), which holds them
+        out of the bound (default: at most half the smaller sample), or with
+        ``projection="grid"`` (:math:`d=2` or 3) the whitening and the grid, counted in the
+        bound; in one process with a learned ``projection``, extra outputs that learn the map,
+        so that every output of the main samples is bounded (no ``split``).
     progress : bool, optional
         A progress bar on standard error while tasks run (default: when it is a terminal).
     task_timeout : float, optional
