@@ -173,7 +173,7 @@ def test_cli_projection(tmp_path, capsys):
     args = ["audit", str(tmp_path / "p.npy"), str(tmp_path / "q.csv"), "--orders", "2"]
     assert main([*args, "--projection", "mean-difference", "--split", "0.25"]) == 0
     out = capsys.readouterr().out
-    assert "outputs on a direction,\n            learned from" in out and "n_p=" in out
+    assert "outputs on the mean-difference direction,\n            learned from" in out and "n_p=" in out
     assert main(args) == 1
     assert "--projection" in capsys.readouterr().err
 

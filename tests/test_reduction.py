@@ -173,7 +173,7 @@ def test_cli_auto_says_what_it_chose(tmp_path, capsys):
     args = ["audit", str(tmp_path / "p.npy"), str(tmp_path / "q.npy"), "--orders", "2", "--projection", "auto"]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "estimated log-likelihood ratio (likelihood-ratio, chosen as auto)" in out
+    assert "on the estimated log-likelihood ratio (chosen by auto)," in out
 
 
 def test_auto_takes_the_grid_where_only_the_joint_law_differs():

@@ -103,6 +103,16 @@ def report(bounds, claim, args) -> int:
     return 0
 
 
+#: How the report names each projection's map.
+_MAPS = {
+    "likelihood-ratio": "the estimated log-likelihood ratio",
+    "mean-difference": "the mean-difference direction",
+    "whitened": "the whitened direction",
+    "fixed": "a fixed direction",
+    "callable": "a given map",
+}
+
+
 def _projection_line(record) -> str:
     """How vector outputs were reduced: the map, its held-out outputs, the share it keeps."""
     if record["kind"] == "grid":
@@ -113,8 +123,9 @@ def _projection_line(record) -> str:
         )
     held = record["held_out"]
     source = f"learned from {held[0]:,} + {held[1]:,} held-out outputs" if held[0] else "fixed"
-    map_ = "the estimated log-likelihood ratio" if record["kind"].startswith("likelihood-ratio") else "a direction"
-    chosen = f" ({record['kind']}, chosen as auto)" if record.get("requested") == "auto" else ""
+    kind = record["kind"].removesuffix(" (pilot)")
+    map_ = _MAPS.get(kind, "a direction")
+    chosen = " (chosen by auto)" if record.get("requested") == "auto" else ""
     share = record.get("divergence_share")
     kept = "" if share is None else f";\n            it keeps {share:.2f} of the best candidate's held-out bound"
     return f"projection: {record['dimension']}-dimensional outputs on {map_}{chosen},\n            {source}{kept}"
