@@ -102,7 +102,8 @@ class LowerBound:
     projection : dict or None
         Vector outputs only: how they were reduced to one dimension
         (:class:`~renyi.audit.projection.Projection` as a dict: ``kind``, ``dimension``,
-        ``held_out``, ``signal_share``).  ``n_p`` and ``n_q`` then count the outputs bounded.
+        ``held_out``, ``signal_share``, ``bandwidths``, ``requested``, ``scores``,
+        ``divergence_share``).  ``n_p`` and ``n_q`` then count the outputs bounded.
     """
 
     order: float
