@@ -23,7 +23,8 @@ them, the log ratio on at most :data:`HELD_BYTES` of them a side.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
@@ -79,17 +80,17 @@ def _apply(f, rows):
     return f(rows) if callable(f) else rows @ f
 
 
-def _scorer(orders, alpha, direction):
-    """(x, y) -> the mean over ``orders`` of the one-dimensional lower bound (0 where it fails)."""
+def _mean_bound(fit, orders, alpha, direction):
+    """The mean over ``orders`` of the lower bound of ``fit()`` (floored at 0; 0 where it cannot fit).
 
-    def score(x, y):
-        try:
-            bounds = bounds_from_fit(fit_densities(x, y, discrete=False), orders, alpha=alpha, direction=direction)
-        except ValueError:  # a projection with no spread (a map constant on the rows), say
-            return 0.0
-        return float(np.mean([max(b.lower, 0.0) for b in bounds]))
-
-    return score
+    A fit fails on a projection with no spread (a map constant on the rows), say: such a
+    candidate finds nothing.
+    """
+    try:
+        bounds = bounds_from_fit(fit(), orders, alpha=alpha, direction=direction)
+    except ValueError:
+        return 0.0
+    return float(np.mean([max(b.lower, 0.0) for b in bounds]))
 
 
 def held_out_scores(held_p, held_q, orders, *, alpha=0.05, direction="both", rng=None, grid=False):
@@ -134,32 +135,19 @@ def held_out_scores(held_p, held_q, orders, *, alpha=0.05, direction="both", rng
     if min(held_p.shape[0], held_q.shape[0]) < _MIN_SCORED:
         return {}
     halves = [rng.random(rows.shape[0]) < 0.5 for rows in (held_p, held_q)]
-    score = _scorer(orders, alpha, direction)
+    (learn_p, score_p), (learn_q, score_q) = ((x[h], x[~h]) for x, h in zip((held_p, held_q), halves))
     scores = {}
     for kind in CANDIDATES:
         try:
-            f = _learn(held_p[halves[0]], held_q[halves[1]], kind)
+            f = _learn(learn_p, learn_q, kind)
         except ValueError:  # the same mean on both sides: this direction finds nothing
             scores[kind] = 0.0
             continue
-        scores[kind] = score(_apply(f, held_p[~halves[0]]), _apply(f, held_q[~halves[1]]))
+        fit = partial(fit_densities, _apply(f, score_p), _apply(f, score_q), discrete=False)
+        scores[kind] = _mean_bound(fit, orders, alpha, direction)
     if grid and 2 <= held_p.shape[1] <= MAX_KDE_DIMENSION:
-        scores["grid"] = _grid_score(held_p[~halves[0]], held_q[~halves[1]], orders, alpha, direction)
+        scores["grid"] = _mean_bound(lambda: fit_grid_kde(score_p, score_q)[0], orders, alpha, direction)
     return scores
-
-
-def _grid_score(p, q, orders, alpha, direction):
-    """The grid estimate's bound on held-out rows (mean over the orders, 0 where it fails)."""
-    try:
-        bounds = bounds_from_fit(fit_grid_kde(p, q)[0], orders, alpha=alpha, direction=direction)
-    except ValueError:
-        return 0.0
-    return float(np.mean([max(b.lower, 0.0) for b in bounds]))
-
-
-def _share(scores, kind):
-    best = max(scores.values(), default=0.0)
-    return float(scores[kind] / best) if best > 0 else None
 
 
 def route_warnings(info: Projection) -> tuple:
@@ -218,10 +206,17 @@ class LearnedMap:
         return Projection(kind or self.kind, dimension, held, signal_share, (), self.requested, self.scores, self.share)
 
 
-def _chosen(kind, scores):
-    if kind != "auto":
-        return kind
-    return max(scores, key=scores.get) if scores and max(scores.values()) > 0 else CANDIDATES[0]
+def _choice(kind, scores) -> LearnedMap:
+    """What ``kind`` comes to on these scores, and its share of the best; no map learned yet.
+
+    ``"auto"`` comes to the best candidate, or the simplest where none finds anything.
+    """
+    chosen = kind
+    best = max(scores.values(), default=0.0)
+    if kind == "auto":
+        chosen = max(scores, key=scores.get) if best > 0 else CANDIDATES[0]
+    share = float(scores[chosen] / best) if best > 0 else None
+    return LearnedMap(None, chosen, kind, scores, share)
 
 
 def learn_map(held_p, held_q, kind, *, orders=2.0, alpha=0.05, direction="both", rng=None) -> LearnedMap:
@@ -246,10 +241,9 @@ def learn_map(held_p, held_q, kind, *, orders=2.0, alpha=0.05, direction="both",
     held_p, held_q = (np.asarray(x, dtype=float) for x in (held_p, held_q))
     cap = _rows_in_memory(held_p.shape[1])
     few = held_p[:cap], held_q[:cap]  # the rows are independent draws: the first are a fair subset
-    scores = held_out_scores(*few, orders, alpha=alpha, direction=direction, rng=rng)
-    chosen = _chosen(kind, scores)
-    learned = _learn(*few, chosen) if chosen == "likelihood-ratio" else _learn(held_p, held_q, chosen)
-    return LearnedMap(learned, chosen, kind, scores, _share(scores, chosen) if scores else None)
+    choice = _choice(kind, held_out_scores(*few, orders, alpha=alpha, direction=direction, rng=rng))
+    rows = few if choice.kind == "likelihood-ratio" else (held_p, held_q)
+    return replace(choice, map=_learn(*rows, choice.kind))
 
 
 def _rows_in_memory(d):
@@ -263,9 +257,8 @@ def _learned(sides, kind, held, scored_at, rng, grid):
     rows = [side.held_rows(_rows_in_memory(d), rng) for side in sides]
     orders, alpha, direction = scored_at
     grid = grid and kind == "auto" and 2 <= d <= MAX_KDE_DIMENSION
-    scores = held_out_scores(*rows, orders, alpha=alpha, direction=direction, rng=rng, grid=grid)
-    chosen = _chosen(kind, scores)
-    learned = LearnedMap(None, chosen, kind, scores, _share(scores, chosen) if scores else None)
+    learned = _choice(kind, held_out_scores(*rows, orders, alpha=alpha, direction=direction, rng=rng, grid=grid))
+    chosen = learned.kind
     if chosen == "grid":  # no map: the caller estimates the rows not held out on a grid
         x, y = (np.asarray(side.arr[~side.held], dtype=float) for side in sides)
         return x, y, learned.projection(d, held)

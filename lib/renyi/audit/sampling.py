@@ -214,12 +214,16 @@ def _with_pilot_direction(sampler, pair, samples, orders, rng, pilot, options):
     from .pipeline import rdp_lower_bound, with_projection
     from .reduction import learn_map
 
-    scored_at = {k: options[k] for k in ("alpha", "direction") if k in options}
-    learned = learn_map(*held, kind, orders=orders, rng=rng, **scored_at)
+    learned = learn_map(*held, kind, rng=rng, **_scored_at(options, orders))
     bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": learned.map})
     first = bounds[0] if isinstance(bounds, list) else bounds
     info = learned.projection(held[0].shape[1], (pilot, pilot), first.projection["signal_share"])
     return with_projection(bounds, replace(info, kind=f"{learned.kind} (pilot)"))
+
+
+def _scored_at(options, orders) -> dict:
+    """Where a learned projection's candidates are scored: the bound's orders, level and direction."""
+    return {k: options[k] for k in ("alpha", "direction") if k in options} | {"orders": orders}
 
 
 def _drawn(outputs, n: int, which: str):
@@ -272,7 +276,7 @@ def _audit_in_tasks(sampler, database, neighbour, sizes, orders, rng, workers, c
         projection=projection,
         method=method,
         support=support,
-        scored_at={k: options[k] for k in ("alpha", "direction") if k in options} | {"orders": orders},
+        scored_at=_scored_at(options, orders),
     )
     if method == "finite-sample":
         return _finite_sample_bounds(fit, orders, options, sizes)
