@@ -23,12 +23,13 @@ from renyi.lift.optimum.boxes.cover import knapsack, linear_range, project, redu
 from renyi.lift.optimum.boxes.multipliers import MultiplierSearch
 from renyi.lift.optimum.boxes.tree import BoxTree
 from renyi.lift.optimum.cones import Geometry
+from renyi.lift.optimum.heuristics import BoxBoundHeuristics
 from renyi.lift.optimum.polytope import lift_ranges
 from scipy import optimize
 from test_optimum import random_model
 
 SETTINGS = SearchSettings()
-COVER_COST_FLOOR_PER_OUTPUT = SETTINGS.heuristics.cover_cost_floor_per_output
+COVER_COST_FLOOR_PER_OUTPUT = SETTINGS.heuristics.cover.cost_floor_per_output
 
 
 def _random_boxes(rng, m, n):
@@ -901,7 +902,10 @@ def test_a_multiplier_search_ending_at_its_range_continues_beyond_it():
         [23.7336, 4.0465, -6.3591, -6.446, -6.5743, -6.3351, -6.4087, -6.4316, 78.3133, -5.6135]
         + [-6.3987, -6.2795, -6.2777, -6.3686, -6.3269, -6.462, -4.17, -6.8409, -6.4748, -6.3258]
     )
-    searches = {span: SearchSettings(heuristics=Heuristics(golden_wide_span=span)) for span in (1.0, 5.0)}
+    searches = {
+        span: SearchSettings(heuristics=Heuristics(box_bound=BoxBoundHeuristics(golden_wide_span=span)))
+        for span in (1.0, 5.0)
+    }
     tree = BoxTree(Geometry(model, eps, order, searches[1.0]))
     for _ in range(8):
         bounds = tree.bounds(mu, target)

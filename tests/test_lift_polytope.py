@@ -13,7 +13,9 @@ import math
 import numpy as np
 import pytest
 from renyi.lift import GeneralLeakageModel, LeakageModel, epsilon_max, global_optimum
+from renyi.lift.optimum.heuristics import Heuristics, PolytopeHeuristics
 from renyi.lift.optimum.polytope import VertexSet, lift_ranges, polytope_bound
+from renyi.lift.optimum.settings import SearchSettings
 
 
 def _brute_force_vertices(G, h, n):
@@ -46,14 +48,14 @@ def test_vertices_match_a_brute_force_enumeration(seed):
 
 def test_the_completeness_check_finds_a_missing_vertex():
     rng = np.random.default_rng(3)
-    poly = VertexSet(4)
+    poly = VertexSet(4, SearchSettings(heuristics=Heuristics(polytope=PolytopeHeuristics(probes=64))))
     for _ in range(4):
         g = rng.standard_normal(4)
         poly.add(g, float(g @ np.full(4, 0.25)) + 0.1)
-    assert not poly.missing(np.random.default_rng(0), probes=64)
+    assert not poly.missing(np.random.default_rng(0))
     far = np.argmax(np.linalg.norm(poly.V - 0.25, axis=1))
     poly.V = np.delete(poly.V, far, axis=0)
-    assert poly.missing(np.random.default_rng(0), probes=64)
+    assert poly.missing(np.random.default_rng(0))
 
 
 @pytest.mark.parametrize("alpha", [1.5, 3.0])

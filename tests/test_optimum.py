@@ -10,6 +10,7 @@ from renyi.lift import EXAMPLES, GeneralLeakageModel, LeakageModel, certificate,
 from renyi.lift.optimum import search
 from renyi.lift.optimum.candidates import polish_mechanism
 from renyi.lift.optimum.cones import Geometry
+from renyi.lift.optimum.heuristics import Heuristics, PolishHeuristics, PricingHeuristics
 from renyi.lift.optimum.settings import SearchSettings
 
 MEDICAL = EXAMPLES["medical"]
@@ -138,9 +139,9 @@ def test_bad_options(kwargs, match):
 @pytest.mark.slow
 def test_pricing_passes_running_out_keeps_columns_and_weights_together():
     """With one pricing pass the LP is re-solved on the columns it added (a bug at |Y| = 20 once)."""
-    from renyi.lift.optimum import Heuristics, SearchSettings
+    from renyi.lift.optimum import SearchSettings
 
-    one_pass = SearchSettings(heuristics=Heuristics(pricing_passes=1))
+    one_pass = SearchSettings(heuristics=Heuristics(pricing=PricingHeuristics(passes=1)))
     model = random_model(3, 6)
     result = global_optimum(model, 0.02, 3, time_limit=3.0, settings=one_pass)
     assert result.feasible and 0 < result.lower_bound <= result.upper_bound
@@ -243,7 +244,7 @@ def test_nearest_multiplier_prices_the_points_at_the_value_and_moves_least():
     value, _, mu_lp = lp.solve_lp(model, columns, gains, settings)
     start = mu_lp + 0.3 * rng.standard_normal(8)
     slack = 5e-5
-    nearer = stationary.nearest_multiplier(model, start, columns, value, slack)
+    nearer = stationary.nearest_multiplier(model, start, columns, value, slack, Heuristics().tree_multiplier)
     assert nearer is not None
     priced = gains - nearer @ (columns - model.p_y[:, None])
     assert np.all(priced <= value * (1 + slack) + 1e-12)
@@ -259,16 +260,15 @@ def test_column_generation_reaches_the_certified_optimum_from_the_trivial_mechan
     trivial one (value 0), ends within its slack of the value certified by a separate run,
     and never above that run's proved upper bound.  (The channel search is switched off:
     only the posteriors priced near the outputs can raise the value.)"""
-    import dataclasses
 
-    from renyi.lift.optimum import Heuristics, SearchSettings, candidates, cones, lp, search
+    from renyi.lift.optimum import candidates, cones, lp, search
 
     rng = np.random.default_rng(5)
     a = benchmark_matrix(rng, k)
     model = LeakageModel(a @ rng.dirichlet(np.ones(k)), a)
     reference = global_optimum(model, 0.02, order, rtol=1e-6, time_limit=60)
     assert reference.gap <= 1e-6
-    heuristics = dataclasses.replace(Heuristics(), channel_polish_max_size=0)
+    heuristics = Heuristics(polish=PolishHeuristics(channel_max_size=0))
     settings = SearchSettings(heuristics=heuristics)
     geo = cones.Geometry(model, 0.02, order, settings)
     # P_Y and four feasible points that no mechanism can mix to P_Y: the LP's value is 0.
@@ -277,7 +277,7 @@ def test_column_generation_reaches_the_certified_optimum_from_the_trivial_mechan
     start = (columns, *lp.solve_lp(model, columns, lp.gains(model, columns), settings))
     assert start[1] == 0.0
     phase = search.BoxPhase(model, geo, start, 1e-6, search.clock(60.0))
-    assert reference.lower_bound * (1 - heuristics.column_slack) <= phase.value
+    assert reference.lower_bound * (1 - heuristics.columns.slack) <= phase.value
     assert phase.value <= reference.upper_bound * (1 + 1e-12)
 
 
@@ -480,7 +480,7 @@ def test_weights_stay_the_lp_ones_when_nnls_hits_its_iteration_limit(monkeypatch
     # threshold leaves the basis unable to reproduce P_Y, so the nnls branch runs.
     q = np.eye(6)
     weights = model.p_y.copy()
-    weights[2] = 0.1 * settings.heuristics.exact_solve_weight
+    weights[2] = 0.1 * settings.heuristics.pricing.exact_solve_weight
     repaired = lp.exact_weights(model, q, weights, settings)
     np.testing.assert_allclose(repaired, model.p_y, rtol=1e-12, atol=0)
 
@@ -569,7 +569,7 @@ def test_after_failed_kkt_fits_the_mechanism_polish_is_skipped_one_two_four_time
 
 def test_a_point_priced_just_above_the_value_holds_the_tree_only_near_its_bound():
     """A feasible point priced above value (1 + rtol) counts as stuck (a move of the tree's mu)
-    only from halfway between the value and the best upper bound (``stuck_share`` 0.5)."""
+    only from halfway between the value and the best upper bound (``tree_multiplier.stuck_share`` 0.5)."""
     phase = object.__new__(search.BoxPhase)
     phase.settings, phase.value, phase.rtol = SearchSettings(), 1.0, 1e-6
     priced_at = 1.0 + 2e-6  # a fitted mu slightly off: this point is above value (1 + rtol)

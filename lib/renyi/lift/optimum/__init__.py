@@ -38,7 +38,8 @@ relaxations hold for an invertible :math:`A` at every order (the :math:`D_2` one
 below), and :math:`|\mathcal Y|-1` always (see :func:`global_optimum`); the result reports the
 smallest and says which it is.
 The modules, in the order a call uses them: :mod:`~renyi.lift.optimum.settings` (the search
-controls: proof margins and heuristics), :mod:`~renyi.lift.optimum.lp` (the linear program
+controls and the proof's margins), :mod:`~renyi.lift.optimum.heuristics` (the speed controls,
+one record per phase), :mod:`~renyi.lift.optimum.lp` (the linear program
 over candidate posteriors), :mod:`~renyi.lift.optimum.candidates` (those posteriors),
 :mod:`~renyi.lift.optimum.search` (the phases), :mod:`~renyi.lift.optimum.stationary` (the
 multiplier the boxes bound at), :mod:`~renyi.lift.optimum.cones` (the
@@ -64,11 +65,12 @@ from ..model import GeneralLeakageModel, LeakageModel, check_eps, check_order
 from .bracket import CertifiedOptimum, best_upper_bound, certified, feasible_mechanism
 from .candidates import pull_inside
 from .cones import ConeTree, Geometry
+from .heuristics import Heuristics
 from .lp import merge_outputs, prune_outputs
 from .polytope import polytope_bound
 from .pool import WorkerPool
 from .search import BoxPhase, clock, cone_phase
-from .settings import Heuristics, Margins, SearchSettings
+from .settings import Margins, SearchSettings
 
 __all__ = ["global_optimum", "CertifiedOptimum", "SearchSettings", "Margins", "Heuristics"]
 
@@ -165,12 +167,12 @@ def global_optimum(
       next 1, 2, 4, ... renewals keep the LP's dual instead of polishing again).  Before its first box, column
       generation priced near the outputs (local optima of :math:`F_\mu` from perturbed
       outputs, at the LP's dual and at the fitted :math:`\mu` in turn) brings the mechanism
-      to a local optimum, for up to ``settings.heuristics.column_share`` of the time left.
+      to a local optimum, for up to ``settings.heuristics.columns.share`` of the time left.
 
     Where the boxes do not run (a matrix that is not square and invertible) and
     :math:`\epsilon>0`, a **polyhedral
     relaxation** (:mod:`renyi.lift.optimum.polytope`) runs first, for up to
-    ``settings.heuristics.polytope_share`` of the time limit: the budget replaced by linear
+    ``settings.heuristics.polytope.share`` of the time limit: the budget replaced by linear
     inequalities that hold on it, the problem over the resulting polytope solved as a linear
     program over its vertices, and the vertices the LP uses that break the budget cut off by
     tangent planes, round after round.  It is the bound that closes the gap for a non-square
@@ -210,10 +212,10 @@ def global_optimum(
     (True, '0.08071', '0.08071')
     """
     eps, alpha = check_eps(eps), check_order(order)
-    rtol, time_limit, max_cones = check_search(model, rtol, time_limit, max_cones)
+    settings = check_settings(settings)
+    rtol, time_limit, max_cones = check_search(model, rtol, time_limit, max_cones, settings.margins)
     seed = as_int(seed, "seed", minimum=0)
     workers = as_workers(workers)
-    settings = check_settings(settings)
     started = time.perf_counter()
     out_of_time = clock(search_time(model, time_limit))
     geo = Geometry(model, eps, alpha, settings)
@@ -224,15 +226,16 @@ def global_optimum(
     use_boxes = boxes_apply(model, geo)
     computed, extra, known = [], None, np.inf
     if polytope_applies(model, geo, use_boxes):
-        share = None if time_limit is None else settings.heuristics.polytope_share * time_limit
+        share = None if time_limit is None else settings.heuristics.polytope.share * time_limit
         known, extra = polytope_bound(
             model,
             eps,
             alpha,
             rtol=rtol,
-            max_vertices=settings.heuristics.polytope_vertices,
+            max_vertices=settings.heuristics.polytope.vertices,
             out_of_time=clock(share),
             seed=seed,
+            settings=settings,
         )
         computed.append((known, "polytope relaxation"))
         extra = pull_inside(geo, extra)
@@ -256,7 +259,7 @@ def global_optimum(
                 columns, value, weights, mu, box_upper, n_boxes = phase.run(max_cones)
             computed.append((box_upper, "box branch-and-bound"))
     support = weights > NEGLIGIBLE_WEIGHT
-    merge = settings.heuristics.merge_rtol * rtol
+    merge = settings.heuristics.pricing.merge_rtol * rtol
     q, w = merge_outputs(columns[:, support], weights[support], model.p_y, merge * value)
     q, w = prune_outputs(model, geo, q, w, tolerance=merge, out_of_time=out_of_time)
     mech = feasible_mechanism(model, w, q, eps, alpha, settings)
@@ -312,19 +315,14 @@ def polytope_applies(model, geo, use_boxes):
     return LeakageModel.of(model) is None or model.p_y.size >= geo.settings.heuristics.box_min_size
 
 
-#: The least prior probability of a value of Y the search accepts: its linear programs carry
-#: coefficients 1 / P_Y(y), and below about 1e-13 HiGHS fails on them.
-MIN_PRIOR = 1e-12
-
-
-def check_search(model, rtol, time_limit, max_cones):
+def check_search(model, rtol, time_limit, max_cones, margins):
     """Validate the model and the search controls of :func:`global_optimum`."""
     if not isinstance(model, GeneralLeakageModel):
         raise TypeError(f"model must be a LeakageModel or GeneralLeakageModel, got {type(model).__name__}")
-    if model.p_y.min() < MIN_PRIOR:
+    if model.p_y.min() < margins.min_prior:
         y = int(np.argmin(model.p_y))
         raise ValueError(
-            f"P_Y(y={y}) = {model.p_y[y]:.3g} is below {MIN_PRIOR:g}, where the optimum's linear programs "
+            f"P_Y(y={y}) = {model.p_y[y]:.3g} is below {margins.min_prior:g}, where the optimum's linear programs "
             "(coefficients 1/P_Y) fail; drop or merge the values of Y that almost never occur"
         )
     rtol = as_real_scalar(rtol, "rtol")

@@ -16,6 +16,7 @@ from ..certificate import certificate
 from ..channels import LiftMechanism, budget_use, build_mechanism, from_channel
 from ..model import LeakageModel
 from .lp import exact_weights
+from .settings import Margins
 
 __all__ = ["CertifiedOptimum", "chi2_radius"]
 
@@ -71,7 +72,7 @@ class CertifiedOptimum(LiftMechanism):
     bounds_run: tuple = ()
 
 
-def closed_form_upper_bounds(model, eps, alpha):
+def closed_form_upper_bounds(model, eps, alpha, margins=None):
     """Upper bounds that need no search, with their names.
 
     * ``"theorem 1"``: V_+ where its proof applies (invertible A, alpha >= 2,
@@ -84,11 +85,12 @@ def closed_form_upper_bounds(model, eps, alpha):
     * ``"|Y| - 1"``: chi^2(Y; U) <= min(|Y|, |U|) - 1 always.
 
     All but the last need a square invertible A, whichever class holds it (``LeakageModel.of``).
+    ``margins`` (default ``Margins()``) holds the chi^2 radius's rounding margins.
     """
     bounds = [(float(model.p_y.size - 1), "|Y| - 1")]
     invertible = LeakageModel.of(model)
     if invertible is not None and alpha > 1 and eps > 0:
-        radius = output_chi2_radius(invertible.p_x, eps, alpha)
+        radius = output_chi2_radius(invertible.p_x, eps, alpha, margins)
         bounds.append((invertible.sigma_max**2 * radius, "D2 relaxation" if alpha >= 2 else "chi2 relaxation"))
     if invertible is not None and alpha >= 2 and eps > 0:
         model = invertible
@@ -106,17 +108,18 @@ def _excess(ratio, alpha):
     return math.expm1(alpha * math.log1p(d)) - alpha * d
 
 
-def _curvature_floor(ratio, alpha):
+def _curvature_floor(ratio, alpha, margins):
     """A lower bound on h(r) = f(r) / (r - 1)^2 for r >= 1 and 1 < alpha < 2 (h decreases in r).
 
     h(r) = alpha (alpha - 1) int_0^1 (1 - t) (1 + t (r - 1))^(alpha - 2) dt >= alpha (alpha - 1)
-    r^(alpha - 2) / 2, free of cancellation; away from r = 1 the exact quotient, less 1e-9 of it
-    for its rounding, is larger and used instead.
+    r^(alpha - 2) / 2, free of cancellation; away from r = 1 (``margins.curvature_span``) the
+    exact quotient, less ``margins.curvature_quotient`` of it for its rounding, is larger and
+    used instead.
     """
     floor = 0.5 * alpha * (alpha - 1) * ratio ** (alpha - 2)
     d = ratio - 1.0
-    if d > 1e-3:
-        floor = max(floor, _excess(ratio, alpha) / (d * d) * (1 - 1e-9))
+    if d > margins.curvature_span:
+        floor = max(floor, _excess(ratio, alpha) / (d * d) * (1 - margins.curvature_quotient))
     return floor
 
 
@@ -155,7 +158,7 @@ def outer_root(mass, budget, alpha, outer, others=False):
     return outer
 
 
-def chi2_radius(p_x, eps, alpha):
+def chi2_radius(p_x, eps, alpha, margins=None):
     r"""The largest :math:`\chi^2(P_{X|U=u}\|P_X)` of an output within an α-lift budget, :math:`1<\alpha<2`.
 
     With :math:`r_x=P_{X|U=u}(x)/P_X(x)` and :math:`f(r)=r^\alpha-1-\alpha(r-1)\ge0`,
@@ -183,6 +186,8 @@ def chi2_radius(p_x, eps, alpha):
         :math:`\epsilon>0`.
     alpha : float
         :math:`1<\alpha<2`.
+    margins : Margins, optional
+        The rounding margins of the curvature's lower bound (default ``Margins()``).
 
     Returns
     -------
@@ -190,15 +195,15 @@ def chi2_radius(p_x, eps, alpha):
     """
     budget = math.expm1(alpha * eps)
     largest = max([1.0] + [outer_root(float(mass), budget, alpha, 1.0 / float(mass)) for mass in p_x])
-    return budget / _curvature_floor(largest, alpha)
+    return budget / _curvature_floor(largest, alpha, Margins() if margins is None else margins)
 
 
-def output_chi2_radius(p_x, eps, alpha):
+def output_chi2_radius(p_x, eps, alpha, margins=None):
     """A bound of chi^2(P_{X|U=u} || P_X) for every output within the budget, alpha > 1.
 
     e^{alpha eps / (alpha - 1)} - 1 by D_2 <= D_alpha for alpha >= 2, :func:`chi2_radius` below.
     """
-    return math.expm1(alpha * eps / (alpha - 1)) if alpha >= 2 else chi2_radius(p_x, eps, alpha)
+    return math.expm1(alpha * eps / (alpha - 1)) if alpha >= 2 else chi2_radius(p_x, eps, alpha, margins)
 
 
 def best_upper_bound(model, eps, alpha, computed, settings):
@@ -208,7 +213,7 @@ def best_upper_bound(model, eps, alpha, computed, settings):
         ran.append(name)
         if bound * (1 + settings.margins.upper_bound) + TINY < upper:
             upper, source = bound * (1 + settings.margins.upper_bound) + TINY, name
-    for bound, name in closed_form_upper_bounds(model, eps, alpha):
+    for bound, name in closed_form_upper_bounds(model, eps, alpha, settings.margins):
         ran.append(name)
         # The closed forms are evaluated in floats too (sigma_max by an SVD).
         bound = bound * (1 + settings.margins.upper_bound) + TINY

@@ -40,11 +40,11 @@ def polish_mechanism(geo, q, w, max_iter, deadline=None):
     (a :func:`time.perf_counter` reading) the iterations stop there and the last iterate is
     returned: an iteration costs O((|Y| n_u)^3) (one dense least-squares step in all the
     posteriors' coordinates), and at |Y| = 20 ``max_iter`` of them can outlast the search's
-    time limit.  Above ``polish_max_variables`` variables it returns (q, w) unchanged.
+    time limit.  Above ``polish.max_variables`` variables it returns (q, w) unchanged.
     """
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     n_y, n_u = q.shape
-    if (n_y + 1) * n_u > geo.settings.heuristics.polish_max_variables:
+    if (n_y + 1) * n_u > geo.settings.heuristics.polish.max_variables:
         return q, w
     log_level = math.log(geo.level) if geo.eps > 0 else 0.0
     split = n_y * n_u
@@ -149,7 +149,7 @@ def price_locally(geo, mu, starts, max_iter, deadline=None):
                 method="SLSQP",
                 bounds=[(0.0, 1.0)] * p.size,
                 constraints=constraints,
-                options={"maxiter": max_iter, "ftol": geo.settings.heuristics.slsqp_ftol_posterior},
+                options={"maxiter": max_iter, "ftol": geo.settings.heuristics.pricing.posterior_ftol},
                 callback=None if deadline is None else stop_at(deadline),
             ).x
         )
@@ -180,7 +180,7 @@ def seed_points(model, geo):
         return np.zeros((model.p_y.size, 0))
     _, _, vt = np.linalg.svd(model.W)
     c = geo.B_pinv @ np.linalg.solve(model.A, np.sqrt(model.p_x)[:, None] * vt.T)
-    c = c[:, np.linalg.norm(c, axis=0) > geo.settings.heuristics.singular_direction_norm]
+    c = c[:, np.linalg.norm(c, axis=0) > geo.settings.heuristics.pricing.singular_direction_norm]
     c = np.concatenate([c, -c], axis=1)
     return geo.rays(c / np.linalg.norm(c, axis=0))[1]
 
@@ -197,7 +197,7 @@ def _tilted_channel(geo, q, w, seed):
     rows = min(n, w.size)
     order = np.argsort(-w)[:rows]
     channel[:rows] = (q[:, order] * w[order]).T / p[None, :]
-    tilt = geo.settings.heuristics.channel_tilt
+    tilt = geo.settings.heuristics.polish.channel_tilt
     channel = (1 - tilt) * channel + tilt * rng.dirichlet(np.ones(n), size=n).T
     return channel / channel.sum(axis=0, keepdims=True)
 
@@ -211,7 +211,7 @@ def polish_channel(geo, q, w, seed, max_iter=None):
     the posteriors of the result, moved onto the feasible set (columns; empty on failure).
     """
     if max_iter is None:
-        max_iter = geo.settings.heuristics.channel_polish_iter
+        max_iter = geo.settings.heuristics.polish.channel_iter
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     n = p.size
     channel = _tilted_channel(geo, q, w, seed)
@@ -220,20 +220,20 @@ def polish_channel(geo, q, w, seed, max_iter=None):
 
     def objective(x):
         c = x.reshape(n, n)
-        p_u = np.maximum(c @ p, geo.settings.heuristics.output_floor)
+        p_u = np.maximum(c @ p, geo.settings.heuristics.polish.output_floor)
         s = (c * c) @ p
         grad = 2 * c * p[None, :] / p_u[:, None] - (s / p_u**2)[:, None] * p[None, :]
         return -(np.sum(s / p_u) - 1), -grad.ravel()
 
     def privacy(x):
         c = x.reshape(n, n)
-        p_u = np.maximum(c @ p, geo.settings.heuristics.output_floor)
+        p_u = np.maximum(c @ p, geo.settings.heuristics.polish.output_floor)
         m = np.maximum((c * p[None, :]) @ A.T, 0.0)
         return bound - np.log(np.maximum(power(m, alpha) @ weight, TINY)) + alpha * np.log(p_u)
 
     def privacy_jac(x):
         c = x.reshape(n, n)
-        p_u = np.maximum(c @ p, geo.settings.heuristics.output_floor)
+        p_u = np.maximum(c @ p, geo.settings.heuristics.polish.output_floor)
         m = np.maximum((c * p[None, :]) @ A.T, 0.0)
         total = np.maximum(power(m, alpha) @ weight, TINY)
         inner = (power(m, alpha - 1) * weight) @ A  # (n_u, n_y)
@@ -259,7 +259,7 @@ def polish_channel(geo, q, w, seed, max_iter=None):
     c = np.clip(res.x.reshape(n, n), 0.0, None)
     joint = c * p[None, :]
     p_u = joint.sum(axis=1)
-    keep = p_u > geo.settings.heuristics.tiny_output
+    keep = p_u > geo.settings.heuristics.polish.tiny_output
     if not np.any(keep):
         return np.zeros((n, 0))
     posteriors = (joint[keep] / p_u[keep, None]).T

@@ -20,10 +20,6 @@ from .._numerics import PARALLEL, TINY, ZERO_COMPONENT, bisect_feasible, power
 
 __all__: list[str] = []
 
-#: Operations (about k^3 a cone) of the first cones' outer sets built between two looks at
-#: the clock: all of them at once up to k = 27, a fraction of a second a chunk beyond.
-_OUTER_SET_WORK = 20_000_000
-
 
 class Geometry:
     """The feasible set in coordinates c of the affine hull: q = P_Y + B c."""
@@ -117,7 +113,7 @@ class ConeTree:
         """
         if self._outer_sets_ready:
             return True
-        per_chunk = max(1, _OUTER_SET_WORK // self.geo.k**3)
+        per_chunk = max(1, self.geo.settings.heuristics.cones.outer_set_work // self.geo.k**3)
         parts = []
         for start in range(0, len(self.cones), per_chunk):
             if time.perf_counter() > deadline:
@@ -168,7 +164,7 @@ class ConeTree:
         with np.errstate(divide="ignore", invalid="ignore"):
             coords = np.where(dots > PARALLEL, cut_b[:, :, None] / dots, np.inf)
         overshoot = np.max(coords / np.maximum(self.t[cones][:, None, :], TINY), axis=2)
-        best = np.argsort(overshoot, axis=1)[:, : self.settings.heuristics.cuts_per_cone]
+        best = np.argsort(overshoot, axis=1)[:, : self.settings.heuristics.cones.cuts]
         single = np.take_along_axis(coords, best[:, :, None], axis=1)
         # The pair: best tangent cut of the cone's own rays, best facet.
         rows = np.arange(n_cones)

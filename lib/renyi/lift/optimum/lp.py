@@ -33,8 +33,8 @@ def solve_lp(model, q, gains, settings, deadline=None):
     :class:`OutOfTime` is raised: one such program can take minutes at |Y| = 50.
     """
     options = {
-        "primal_feasibility_tolerance": settings.heuristics.lp_tolerance,
-        "dual_feasibility_tolerance": settings.heuristics.lp_tolerance,
+        "primal_feasibility_tolerance": settings.heuristics.pricing.lp_tolerance,
+        "dual_feasibility_tolerance": settings.heuristics.pricing.lp_tolerance,
     }
     # Tight tolerances occasionally stall the dual simplex (status 4); the interior-point
     # method (with crossover) is tried at the same tolerances before HiGHS's defaults, whose
@@ -61,7 +61,7 @@ def exact_weights(model, q, weights, settings):
     where the support is off (a tolerance-limited solution) non-negative least squares on
     it is tried too.  Else (or if it does not converge) ``weights`` is returned.
     """
-    support = np.flatnonzero(weights > settings.heuristics.exact_solve_weight)
+    support = np.flatnonzero(weights > settings.heuristics.pricing.exact_solve_weight)
     exact, *_ = np.linalg.lstsq(q[:, support], model.p_y, rcond=None)
     if not (
         np.all(exact >= 0)
@@ -86,12 +86,12 @@ def solve_priced(model, tree, columns):
     (column generation drops columns), and the bound ``U(mu)`` is loose.
     """
     settings = tree.settings
-    for _ in range(settings.heuristics.pricing_passes):
+    for _ in range(settings.heuristics.pricing.passes):
         value, weights, mu = solve_lp(model, columns, gains(model, columns), settings)
         priced = tree.ray_values(mu)
         # HiGHS's dual feasibility tolerance is absolute: reduced costs below it are noise.
         violated = np.flatnonzero(
-            priced > value * (1 + settings.heuristics.pricing_rtol) + settings.heuristics.lp_tolerance
+            priced > value * (1 + settings.heuristics.pricing.rtol) + settings.heuristics.pricing.lp_tolerance
         )
         if violated.size == 0:
             return columns, value, weights, mu
@@ -185,13 +185,13 @@ def enter(model, lp, new, settings, deadline=None):
 
 def prices_above(model, columns, mu, value, settings):
     """Whether a candidate column would enter the LP (its reduced gain beats the LP's value)."""
-    return bool(np.any(priced(model, columns, mu) > value * (1 + settings.heuristics.pricing_rtol)))
+    return bool(np.any(priced(model, columns, mu) > value * (1 + settings.heuristics.pricing.rtol)))
 
 
 def initial_columns(model, geo, tree, seed):
-    """P_Y, the cone tree's ray ends, 200 k random ray ends (``cover_rays`` at most), the seed points."""
+    """P_Y, the cone tree's ray ends, 200 k random ray ends (``pricing.rays`` at most), the seed points."""
     rng = np.random.default_rng(seed)
-    cover = rng.standard_normal((geo.k, min(200 * geo.k, geo.settings.heuristics.cover_rays)))
+    cover = rng.standard_normal((geo.k, min(200 * geo.k, geo.settings.heuristics.pricing.rays)))
     _, cover_points, _, _ = geo.rays(cover / np.linalg.norm(cover, axis=0))
     return np.concatenate([model.p_y[:, None], tree.points, cover_points, seed_points(model, geo)], axis=1)
 
@@ -205,7 +205,7 @@ def next_columns(model, columns, weights, new, mu, value, settings):
         [
             model.p_y[:, None],
             support,
-            new[:, new_prices > value * (1 - settings.heuristics.keep_near_best)],
+            new[:, new_prices > value * (1 - settings.heuristics.pricing.keep_near_best)],
             columns[:, np.argsort(-reduced)[:200]],
         ],
         axis=1,

@@ -34,15 +34,15 @@ budget, it is :math:`V_{\chi^2}` up to rounding.
 This is the one bound besides the cones that needs no square invertible :math:`A`; for a
 non-square :math:`A` (:math:`|\mathcal X|<|\mathcal Y|`) the null-space directions, which the
 budget does not see, are bounded by the facets :math:`q_y\ge0` exactly.  Cost: the number of
-vertices grows with every cut (at most a few thousand are kept, ``Heuristics.polytope_vertices``),
+vertices grows with every cut (at most a few thousand are kept, ``Heuristics.polytope.vertices``),
 and each update compares every removed vertex with every kept one, :math:`O(V^2m)` for
 :math:`V` vertices and :math:`m` inequalities.  A derivation of this compendium; the paper
 bounds the non-square case by :math:`|\mathcal Y|-1`.
 
 Floating point.  Each vertex is computed by interpolation along an edge, classified against a
-plane with a tolerance (``ON_PLANE``), and points within it count as on the plane, so a
+plane with a tolerance (``Margins.on_plane``), and points within it count as on the plane, so a
 point slightly outside :math:`R` may be kept (which can only raise the bound) but a vertex is
-dropped only when clearly cut off.  A new vertex within ``SAME_POINT`` of one already found is
+dropped only when clearly cut off.  A new vertex within ``Margins.same_point`` of one already found is
 merged into it: near the budget's smooth boundary the cuts nearly coincide, and copies of a
 vertex would otherwise multiply with every cut.  Before the bound is reported, linear programs over
 :math:`R` itself (HiGHS) in random directions check that no point of :math:`R` lies beyond the
@@ -60,20 +60,9 @@ from scipy.spatial import cKDTree
 
 from .._numerics import TINY, power
 from .bracket import outer_root
+from .settings import SearchSettings
 
 __all__ = ["polytope_bound", "VertexSet", "lift_ranges"]
-
-#: A vertex within this distance of a plane (relative to the plane's scale) lies on it.
-ON_PLANE = 1e-10
-#: Singular values below this, relative to the largest, count as zero in the edge test.
-RANK_RTOL = 1e-9
-#: A new vertex within this of a vertex already found (in every coordinate) is that vertex.
-SAME_POINT = 1e-11
-#: Random directions of the completeness check.
-PROBES = 32
-#: HiGHS's feasibility tolerances (default 1e-7) tightened, so that the completeness check
-#: compares vertices, not the solver's slack.
-_EXACT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
 class VertexSet:
@@ -84,10 +73,16 @@ class VertexSet:
     n : int
         The dimension, :math:`|\mathcal Y|`; starts from the simplex's vertices, whose
         inequalities :math:`-q_y\le0` are rows :math:`0..n-1`.
+    settings : SearchSettings, optional
+        Its margins ``on_plane``, ``same_point``, ``vertex_check`` and
+        ``vertex_lp_feasibility``, and the heuristics ``polytope.rank_rtol`` and
+        ``polytope.probes`` (default ``SearchSettings()``).
     """
 
-    def __init__(self, n):
+    def __init__(self, n, settings=None):
         self.n = n
+        settings = SearchSettings() if settings is None else settings
+        self.margins, self.heuristics = settings.margins, settings.heuristics
         self.G = -np.eye(n)
         self.h = np.zeros(n)
         self.V = np.eye(n)
@@ -99,7 +94,8 @@ class VertexSet:
         g = np.asarray(g, dtype=float)
         scale = max(1.0, abs(float(c)), float(np.max(np.abs(g))))
         s = self.V @ g - c
-        out, inside = s > ON_PLANE * scale, s < -ON_PLANE * scale
+        on_plane = self.margins.on_plane * scale
+        out, inside = s > on_plane, s < -on_plane
         on = ~(out | inside)
         new_points, new_active = [], []
         outs, ins = np.flatnonzero(out), np.flatnonzero(inside)
@@ -127,7 +123,7 @@ class VertexSet:
             points, common = np.vstack(new_points), np.vstack(new_active)
             V = np.vstack([V, points])
             active = np.vstack([active, np.hstack([common, np.ones((len(points), 1), dtype=bool)])])
-            V, active = _merge_copies(V, active, len(V) - len(points))
+            V, active = _merge_copies(V, active, len(V) - len(points), self.margins.same_point)
         self.V, self.active = V, active
         return int(out.sum())
 
@@ -144,33 +140,35 @@ class VertexSet:
             idx = np.nonzero(common[rows])[1].reshape(rows.size, size)
             stacked = np.concatenate([self.G[idx], np.ones((rows.size, 1, self.n))], axis=1)
             sv = np.linalg.svd(stacked, compute_uv=False)
-            edge[rows] = np.sum(sv > RANK_RTOL * sv[:, :1], axis=1) == self.n - 1
+            edge[rows] = np.sum(sv > self.heuristics.polytope.rank_rtol * sv[:, :1], axis=1) == self.n - 1
         return edge
 
-    def missing(self, rng, probes=PROBES):
+    def missing(self, rng):
         """Whether a linear program over the polytope finds a point beyond the vertices."""
-        for _ in range(probes):
+        tolerance = self.margins.vertex_lp_feasibility
+        exact = {"primal_feasibility_tolerance": tolerance, "dual_feasibility_tolerance": tolerance}
+        for _ in range(self.heuristics.polytope.probes):
             c = rng.standard_normal(self.n)
             res = linprog(
-                -c, A_ub=self.G, b_ub=self.h, A_eq=np.ones((1, self.n)), b_eq=[1.0], method="highs", options=_EXACT
+                -c, A_ub=self.G, b_ub=self.h, A_eq=np.ones((1, self.n)), b_eq=[1.0], method="highs", options=exact
             )
-            if res.status != 0 or -res.fun > float(np.max(self.V @ c)) + 1e-9 * (1 + abs(res.fun)):
+            if res.status != 0 or -res.fun > float(np.max(self.V @ c)) + self.margins.vertex_check * (1 + abs(res.fun)):
                 return True
         return False
 
 
-def _merge_copies(V, active, old):
-    """Merge each new vertex (rows ``old`` on) into an earlier one within ``SAME_POINT``.
+def _merge_copies(V, active, old, same_point):
+    """Merge each new vertex (rows ``old`` on) into an earlier one within ``same_point``.
 
     The merged vertex is active where either was.  Near the budget's boundary hundreds of
     tangent planes nearly coincide, and a cut can create a vertex again, a few 1e-13 from
     where it already is, with other active inequalities.  Left alone, both copies count as
     vertices: the next cut's edges from k copies to m copies give k m new points, and the
     copies multiply by thousands within one cut.  Two distinct vertices of the polytope are rarely this close,
-    and merging them moves the hull by at most ``SAME_POINT``, inside the bound's slack.
+    and merging them moves the hull by at most ``same_point``, inside the bound's slack.
     """
     tree = cKDTree(V)
-    near = tree.query_ball_point(V[old:], SAME_POINT, p=np.inf)
+    near = tree.query_ball_point(V[old:], same_point, p=np.inf)
     target = np.arange(len(V))
     for offset, found in enumerate(near):
         j = old + offset
@@ -236,7 +234,7 @@ def _tangent(s, p_x, alpha, budget):
     return normal, float(normal @ s0)
 
 
-def polytope_bound(model, eps, alpha, *, rtol, max_vertices, out_of_time, seed=0):
+def polytope_bound(model, eps, alpha, *, rtol, max_vertices, out_of_time, seed=0, settings=None):
     r"""The LP bound over a polyhedral outer approximation of :math:`\mathcal Q_\epsilon` (module docstring).
 
     Parameters
@@ -257,6 +255,8 @@ def polytope_bound(model, eps, alpha, *, rtol, max_vertices, out_of_time, seed=0
         Returns True when the search must stop; checked between rounds.
     seed : int
         Seed of the completeness check's directions.
+    settings : SearchSettings, optional
+        The margins of the vertex enumeration and of the cuts (default ``SearchSettings()``).
 
     Returns
     -------
@@ -269,7 +269,8 @@ def polytope_bound(model, eps, alpha, *, rtol, max_vertices, out_of_time, seed=0
     p_y, a, p_x = model.p_y, model.p_x_given_y, model.p_x
     n = p_y.size
     budget = math.exp(alpha * eps)
-    poly = VertexSet(n)
+    settings = SearchSettings() if settings is None else settings
+    poly = VertexSet(n, settings)
     lo, hi = lift_ranges(p_x, eps, alpha)
     for x in range(a.shape[0]):
         poly.add(a[x], hi[x])
@@ -290,13 +291,13 @@ def polytope_bound(model, eps, alpha, *, rtol, max_vertices, out_of_time, seed=0
             if len(poly.V) >= max_vertices or out_of_time():
                 break
             normal, offset = _tangent(a @ v, p_x, alpha, budget)
-            # outward by 1e-12 of itself: covers the rounding of the plane's offset
-            poly.add(normal @ a, offset * (1 + 1e-12))
+            # outward: covers the rounding of the plane's offset
+            poly.add(normal @ a, offset * (1 + settings.margins.plane_offset))
     if poly.missing(np.random.default_rng(seed)):
         return math.inf, np.empty((n, 0))
     lam = -np.asarray(res.eqlin.marginals)
-    # each vertex's g is within this of its exact value (coordinates off by at most ON_PLANE)
-    slack = (2.0 / float(p_y.min()) + float(np.abs(lam).sum())) * ON_PLANE
+    # each vertex's g is within this of its exact value (coordinates off by at most on_plane)
+    slack = (2.0 / float(p_y.min()) + float(np.abs(lam).sum())) * settings.margins.on_plane
     bound = float(lam @ p_y + np.max(values - V @ lam)) + slack
     inside = [v for v in used if _phi(a @ v, p_x, alpha) <= budget]
     return bound, np.array(inside).T.reshape(n, -1)

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from .._numerics import NEGLIGIBLE_WEIGHT
+from .._numerics import NEGLIGIBLE_WEIGHT, TINY
 from .boxes import BoxTree
 from .candidates import lines_through_centre, polish_channel, polish_mechanism, price_locally, pull_inside
 from .lp import OutOfTime, enter, gains, initial_columns, next_columns, priced, solve_lp, solve_priced
@@ -85,13 +85,13 @@ def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, 
     if extra is not None and extra.size:
         columns = np.concatenate([columns, extra], axis=1)
     columns, value, weights, mu = solve_priced(model, tree, columns)
-    polish_iter = 200 if model.p_y.size <= 12 else 60
     best_upper, rounds = math.inf, 0
-    local_search = Schedule(settings.heuristics.cone_local_every, first=1)
+    local_search = Schedule(settings.heuristics.cones.local_every, first=1)
     # A split costs about k (k + pairs) operations per cone: bound the batch so that one round
     # stays well under a second at every |Y| (the time limit is checked between rounds).
     h = settings.heuristics
-    batch = min(h.split_batch, max(200, h.split_work // (geo.k * (geo.k + len(tree.pairs)))))
+    polish_iter = h.cones.polish_iter if model.p_y.size <= h.cones.large_size else h.cones.polish_iter_large
+    batch = min(h.cones.split_batch, max(200, h.cones.split_work // (geo.k * (geo.k + len(tree.pairs)))))
     while True:
         rounds += 1
         # The local search is the slowest step at large |Y| (seconds at |Y| = 20): start it
@@ -101,8 +101,8 @@ def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, 
             with local_search.timed():
                 deadline = deadline_of(out_of_time)
                 columns, value, weights, mu = improve(model, geo, tree, columns, weights, polish_iter, deadline)
-            local_search.record(rounds, value > previous * (1 + settings.heuristics.search_useful * rtol))
-        target = value * (1 + settings.heuristics.cone_target * rtol)
+            local_search.record(rounds, value > previous * (1 + settings.heuristics.boxes.search_useful * rtol))
+        target = value * (1 + settings.heuristics.cones.target * rtol)
         ends = math.inf if overall is None else deadline_of(overall)
         bounds = tree.bounds(mu, target=target, deadline=ends)
         if bounds is None:  # (out of time before the first cones were ready)
@@ -137,7 +137,7 @@ def channel_columns(model, geo, columns, weights, seeds):
 
     Over the channel an output can split, which the posterior polish cannot do.
     """
-    if model.p_y.size > geo.settings.heuristics.channel_polish_max_size:
+    if model.p_y.size > geo.settings.heuristics.polish.channel_max_size:
         return np.zeros((model.p_y.size, 0))
     support = weights > NEGLIGIBLE_WEIGHT
     found = [polish_channel(geo, columns[:, support], weights[support], seed) for seed in seeds]
@@ -163,24 +163,24 @@ class BoxPhase:
         h = self.settings.heuristics
         self.columns, self.value, self.weights, self.mu = lp
         # Each further start of the channel search runs only if the one before raised the value.
-        self.channel_search = Schedule(h.box_local_every)
-        if model.p_y.size <= h.channel_polish_max_size:
-            for start in range(h.channel_polish_starts):
+        self.channel_search = Schedule(h.boxes.local_every)
+        if model.p_y.size <= h.polish.channel_max_size:
+            for start in range(h.polish.channel_starts):
                 previous = self.value
                 with self.channel_search.timed():
                     channel = channel_columns(model, geo, self.columns, self.weights, [start])
                 self._enter(channel)
-                self.channel_search.record(0, self.value > previous * (1 + h.search_useful * rtol))
-                if self.channel_search.every > h.box_local_every:
+                self.channel_search.record(0, self.value > previous * (1 + h.boxes.search_useful * rtol))
+                if self.channel_search.every > h.boxes.local_every:
                     break
-        self.tree = BoxTree(geo, pool, time.perf_counter() + h.root_share * self.out_of_time.left())
+        self.tree = BoxTree(geo, pool, time.perf_counter() + h.boxes.root_share * self.out_of_time.left())
         # Polishes skipped before the next one, and polishes in a row whose fit failed.
         self.polish_skips, self.polish_failures = 0, 0
         # The tree's mu changes only when the mechanism improves: every change re-solves boxes.
         self.tree_mu = self._generate_columns()
         self.mu_value, self.pending, self.held = self.value, self.columns[:, :0], self.columns[:, :0]
-        self.best_upper, self.rounds, self.batch = math.inf, 0, h.box_batch
-        self.local_search = Schedule(h.box_local_every)
+        self.best_upper, self.rounds, self.batch = math.inf, 0, h.boxes.batch
+        self.local_search = Schedule(h.boxes.local_every)
         # A channel search running in a worker (pool only), and when it started.
         self.channel_running, self.channel_started = None, 0.0
 
@@ -219,7 +219,7 @@ class BoxPhase:
     def bound(self, max_boxes):
         """Bound the live boxes at the tree's mu: the boxes to split (None when done), the cost per box."""
         h, rtol, tree = self.settings.heuristics, self.rtol, self.tree
-        target = self.value * (1 + h.box_target * rtol)
+        target = self.value * (1 + h.boxes.target * rtol)
         start = time.perf_counter()
         # At most the boxes the round's time allows are bounded (after a move of mu, every box
         # may need it); parts that range reduction cut off stay so while below value (1 + rtol).
@@ -237,16 +237,16 @@ class BoxPhase:
         """Split the live boxes; their maximisers (moved onto Q) and those of the worst boxes."""
         h, tree = self.settings.heuristics, self.tree
         found = pull_inside(self.geo, tree.candidates(live))
-        worst = found[:, : h.box_local_starts]
+        worst = found[:, : h.boxes.local_starts]
         children = tree.split(live)
-        while 0 < children.size < h.box_min_round:
+        while 0 < children.size < h.boxes.min_round:
             previous, children = children.size, tree.split(children, widest=True)
             if children.size <= previous:  # (halves vanished: boxes as thin as round-off)
                 break
-        # Keep the next round's bounding (two children per split) near box_round_seconds, and
+        # Keep the next round's bounding (two children per split) near boxes.round_seconds, and
         # within the time left.
-        budget = min(h.box_round_seconds, self.out_of_time.left())
-        self.batch = int(np.clip(budget / max(2 * per_box, 1e-9), h.box_min_batch, h.box_batch))
+        budget = min(h.boxes.round_seconds, self.out_of_time.left())
+        self.batch = int(np.clip(budget / max(2 * per_box, TINY), h.boxes.min_batch, h.boxes.batch))
         return found, worst
 
     def search(self, found, worst):
@@ -258,12 +258,12 @@ class BoxPhase:
         stuck = found[:, :0]
         if self.local_search.due(rounds) and not self.out_of_time(self.local_search.seconds):
             with self.local_search.timed():
-                starts, ends = found[:, : h.box_local_starts], deadline_of(self.out_of_time)
-                local = pull_inside(geo, price_locally(geo, self.mu, starts, h.box_local_iter, ends))
+                starts, ends = found[:, : h.boxes.local_starts], deadline_of(self.out_of_time)
+                local = pull_inside(geo, price_locally(geo, self.mu, starts, h.boxes.local_iter, ends))
                 # The same search at the tree's mu from the worst boxes: a feasible point with
                 # F_mu above value (1 + rtol) proves U(mu) above it, and no split can close the
                 # gap then (a fitted mu slightly off can hold a tree on one box).
-                at_tree = pull_inside(geo, price_locally(geo, self.tree_mu, worst, h.box_local_iter, ends))
+                at_tree = pull_inside(geo, price_locally(geo, self.tree_mu, worst, h.boxes.local_iter, ends))
                 stuck = at_tree[:, priced(model, at_tree, self.tree_mu) > self._stuck_above()]
             found, searches = np.concatenate([found, local, stuck], axis=1), searches + [self.local_search]
         channel = self._channel_search()
@@ -272,14 +272,14 @@ class BoxPhase:
         return found, searches, stuck
 
     def _stuck_above(self):
-        """The price above which a point holds the tree (see ``Heuristics.stuck_share``).
+        """The price above which a point holds the tree (see ``Heuristics.tree_multiplier.stuck_share``).
 
         A point priced above value (1 + rtol) keeps U(mu) above the goal, but moving mu
         re-bounds every box, which is worth it only once the boxes' bound nears that price
         (``make bench-scale``, alpha = 3, eps = 0.02).
         """
         h, value = self.settings.heuristics, self.value
-        return max(value * (1 + self.rtol), value + h.stuck_share * (self.best_upper - value))
+        return max(value * (1 + self.rtol), value + h.tree_multiplier.stuck_share * (self.best_upper - value))
 
     def _generate_columns(self):
         """Column generation priced near the outputs, then the tree's mu (see :func:`polished_multiplier`).
@@ -289,19 +289,19 @@ class BoxPhase:
         bench-scale``, alpha = 5, eps = 0.02).  Rounds alternate between the LP's dual (degenerate: its
         columns may price far above the value for tens of rounds before the value rises, but
         they move it) and the fitted mu, refitted when the value rises (its columns show that
-        the mechanism is not yet locally optimal); the loop ends after ``column_patience``
-        rounds at the fitted mu whose best column prices within ``column_slack`` (or rtol) of
-        the value, after ``column_rounds`` rounds (a fitted mu whose columns do not raise the
-        value would find them again), or when ``column_share`` of the time left is spent.
+        the mechanism is not yet locally optimal); the loop ends after ``columns.patience``
+        rounds at the fitted mu whose best column prices within ``columns.slack`` (or rtol) of
+        the value, after ``columns.rounds`` rounds (a fitted mu whose columns do not raise the
+        value would find them again), or when ``columns.share`` of the time left is spent.
         """
         h = self.settings.heuristics
-        ends = time.perf_counter() + h.column_share * self.out_of_time.left()
-        slack = max(h.column_slack, self.rtol)
+        ends = time.perf_counter() + h.columns.share * self.out_of_time.left()
+        slack = max(h.columns.slack, self.rtol)
         fitted, fitted_at = self._refit()
         dry, rounds = 0, 0
         while (
-            dry < h.column_patience
-            and rounds < h.column_rounds
+            dry < h.columns.patience
+            and rounds < h.columns.rounds
             and time.perf_counter() < ends
             and not self.out_of_time()
         ):
@@ -309,7 +309,7 @@ class BoxPhase:
             at_fit = rounds % 2 == 0
             mu = fitted if at_fit else self.mu
             starts, ends = self._near_support(), deadline_of(self.out_of_time)
-            found = pull_inside(self.geo, price_locally(self.geo, mu, starts, h.box_local_iter, ends))
+            found = pull_inside(self.geo, price_locally(self.geo, mu, starts, h.boxes.local_iter, ends))
             if at_fit:
                 best = float(priced(self.model, found, mu).max(initial=-np.inf))
                 dry = dry + 1 if best <= self.value * (1 + slack) else 0
@@ -317,7 +317,7 @@ class BoxPhase:
             # (A refit polishes the whole mechanism, seconds at |Y| = 20: only after real gains.)
             if self.value > fitted_at * (1 + slack):
                 fitted, fitted_at = self._refit()
-        if self.value > fitted_at * (1 + h.mu_renew * self.rtol):
+        if self.value > fitted_at * (1 + h.tree_multiplier.renew * self.rtol):
             fitted, fitted_at = self._refit()
         return fitted
 
@@ -362,7 +362,7 @@ class BoxPhase:
         bench-scale``, alpha = 5, eps = 0.02).
         """
         support = self.columns[:, self.weights > NEGLIGIBLE_WEIGHT]
-        n = self.settings.heuristics.box_local_starts
+        n = self.settings.heuristics.boxes.local_starts
         starts = support[:, self.rng.integers(0, support.shape[1], n)] * self.rng.uniform(
             0.5, 1.5, (support.shape[0], n)
         )
@@ -371,7 +371,7 @@ class BoxPhase:
     def _channel_search(self):
         """Posteriors of a channel search that finished or ran this round (None: none)."""
         h, model = self.settings.heuristics, self.model
-        small = model.p_y.size <= h.channel_polish_max_size
+        small = model.p_y.size <= h.polish.channel_max_size
         search = self.channel_search
         if self.channel_running is not None and self.channel_running.done():
             channel = self.channel_running.result()
@@ -392,13 +392,13 @@ class BoxPhase:
     def reprice(self, found, searches):
         """Re-solve the LP with the candidates that price above its value; update the schedules."""
         h, model = self.settings.heuristics, self.model
-        better = found[:, priced(model, found, self.mu) > self.value * (1 + h.pricing_rtol)]
+        better = found[:, priced(model, found, self.mu) > self.value * (1 + h.pricing.rtol)]
         previous = self.value
         if better.shape[1]:
             # The support, then the newest columns: the boxes' points are where mu is still wrong.
             support = self.columns[:, self.weights > NEGLIGIBLE_WEIGHT]
             columns = np.concatenate([model.p_y[:, None], support, self.columns, better], axis=1)
-            keep = columns[:, -h.box_lp_columns :]
+            keep = columns[:, -h.boxes.lp_columns :]
             columns = np.concatenate([columns[:, : 1 + support.shape[1]], keep], axis=1)
             try:
                 solved = solve_lp(model, columns, gains(model, columns), self.settings, deadline_of(self.out_of_time))
@@ -406,13 +406,13 @@ class BoxPhase:
             except OutOfTime:  # (the LP before stays: a mechanism, and a valid mu)
                 pass
         for search in searches:
-            search.record(self.rounds, self.value > previous * (1 + h.search_useful * self.rtol))
+            search.record(self.rounds, self.value > previous * (1 + h.boxes.search_useful * self.rtol))
 
     def move_mu(self, stuck):
         """Move the tree's mu: towards the stuck points, or to the polished mechanism's when it improved."""
         h, rtol = self.settings.heuristics, self.rtol
-        if stuck.shape[1] and self.value <= self.mu_value * (1 + h.mu_renew * rtol):
-            if priced(self.model, stuck, self.tree_mu).max() > self.value * (1 + h.dual_switch):
+        if stuck.shape[1] and self.value <= self.mu_value * (1 + h.tree_multiplier.renew * rtol):
+            if priced(self.model, stuck, self.tree_mu).max() > self.value * (1 + h.tree_multiplier.dual_switch):
                 # (a fitted mu can bound U far above the value; at the LP's dual the boxes'
                 # maximisers find better mechanisms fast)
                 self.tree_mu = self.mu
@@ -422,10 +422,13 @@ class BoxPhase:
             # (every stuck point found so far is kept: the step must not undo an earlier one)
             self.held = np.concatenate([stuck, self.held], axis=1)
             known = np.concatenate([self.columns[:, self.weights > NEGLIGIBLE_WEIGHT], self.held], axis=1)
-            nearer = nearest_multiplier(self.model, self.tree_mu, known, self.value, h.stuck_slack * rtol)
+            controls = h.tree_multiplier
+            nearer = nearest_multiplier(
+                self.model, self.tree_mu, known, self.value, controls.stuck_slack * rtol, controls
+            )
             if nearer is not None:
                 self.tree_mu = nearer
-        elif self.value > self.mu_value * (1 + h.mu_renew * rtol):
+        elif self.value > self.mu_value * (1 + h.tree_multiplier.renew * rtol):
             # The polished points enter the next round's LP with the boxes' points.
             self.tree_mu, polished = self._polished()
             self.pending, self.mu_value = polished, self.value

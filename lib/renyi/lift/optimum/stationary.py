@@ -40,7 +40,7 @@ def stationary_multiplier(model, geo, columns, weights, value):
     grad_phi = geo.A.T @ (geo.alpha * z ** (geo.alpha - 1) * (geo.p_x ** (1 - geo.alpha))[:, None])
     blocks, rhs = [], []
     for u in range(m):
-        free = np.flatnonzero(q[:, u] > geo.settings.heuristics.stationary_zero)
+        free = np.flatnonzero(q[:, u] > geo.settings.heuristics.tree_multiplier.stationary_zero)
         rows = np.zeros((free.size + 1, n + 2 * m))
         rows[np.arange(free.size), free] = 1.0
         rows[: free.size, n + u], rows[: free.size, n + m + u] = grad_phi[free, u], 1.0
@@ -65,7 +65,7 @@ def polished_multiplier(model, geo, columns, weights, mu, deadline=None):
     ``deadline`` (see :func:`polish_mechanism`).  Returns the mu, the polished posteriors
     (moved onto Q) and whether the fit held.
 
-    The polish starts from the mechanism with nearby outputs merged (``mu_polish_merge``):
+    The polish starts from the mechanism with nearby outputs merged (``tree_multiplier.polish_merge``):
     beyond eps_max a degenerate LP spreads its weight over clusters of near-equivalent
     posteriors, and from twenty of them SLSQP left the feasible set and ended at its
     iteration limit, while from their merged handful it converged to a better mechanism
@@ -74,19 +74,21 @@ def polished_multiplier(model, geo, columns, weights, mu, deadline=None):
     h = geo.settings.heuristics
     support = weights > NEGLIGIBLE_WEIGHT
     q, w = columns[:, support], weights[support]
-    q, w = merge_outputs(q, w, model.p_y, h.mu_polish_merge * float(gains(model, q) @ w))
-    q, w = polish_mechanism(geo, q, w, h.mu_polish_iter, deadline)
+    q, w = merge_outputs(q, w, model.p_y, h.tree_multiplier.polish_merge * float(gains(model, q) @ w))
+    q, w = polish_mechanism(geo, q, w, h.tree_multiplier.polish_iter, deadline)
     w = np.clip(w, 0.0, None)
     stationary, residual = stationary_multiplier(model, geo, q, w, float(gains(model, q) @ w))
-    fits = residual <= h.stationary_rtol
+    fits = residual <= h.tree_multiplier.stationary_rtol
     return (stationary if fits else mu), pull_inside(geo, q[:, w > NEGLIGIBLE_WEIGHT]), fits
 
 
-def nearest_multiplier(model, mu, points, value, slack):
+def nearest_multiplier(model, mu, points, value, slack, controls):
     """The mu nearest to ``mu`` that prices ``points`` at most at ``value (1 + slack)``.
 
     Every column of ``points`` must price at most at that level: a projection of ``mu`` onto
-    a polyhedron (SLSQP); None if none is found.
+    a polyhedron (SLSQP, to ``controls.nearest_ftol``, a point accepted within
+    ``controls.nearest_accept`` of the set, ``controls`` a ``TreeMultiplierHeuristics``);
+    None if none is found.
 
     The LP's dual with those points among its columns is feasible, so the set is not empty;
     any mu gives a valid bound, so this only decides how tight the tree's can become.
@@ -99,10 +101,11 @@ def nearest_multiplier(model, mu, points, value, slack):
         jac=lambda m: m - mu,
         constraints=[{"type": "ineq", "fun": lambda m: ceiling + m @ d, "jac": lambda m: d.T}],
         method="SLSQP",
-        options={"maxiter": 200, "ftol": 1e-16},
+        options={"maxiter": 200, "ftol": controls.nearest_ftol},
     )
     # SLSQP may end on "positive directional derivative" within round-off of the set; such
     # a point serves as well (any mu is valid, the slack only aims the move), and refusing it
     # can leave the tree at a poor fitted mu for a whole run.
-    ok = np.all(np.isfinite(res.x)) and np.all(ceiling + res.x @ d >= -1e-9 * max(abs(value), TINY))
+    reach = -controls.nearest_accept * max(abs(value), TINY)
+    ok = np.all(np.isfinite(res.x)) and np.all(ceiling + res.x @ d >= reach)
     return res.x if ok else None

@@ -78,7 +78,7 @@ points, so :math:`L\ge F_\mu` there.
   priced near the outputs provides before the first box (``BoxPhase._generate_columns``).
   A :math:`\mu` fitted to a poor local mechanism can bound :math:`U(\mu)` many times above
   the value (``make bench-scale`` at :math:`\epsilon=0.02`); when a
-  feasible point prices more than ``Heuristics.dual_switch``
+  feasible point prices more than ``Heuristics.tree_multiplier.dual_switch``
   above the value there, the tree bounds at the LP's dual instead, whose boxes' maximisers
   are the columns the LP lacks (column generation's pricing problem).
 

@@ -14,12 +14,6 @@ from scipy import linalg
 from ..._numerics import TINY, power
 from .cover import cheapest_cover, congruence, cover_cost, knapsack, linear_range, outer, project
 
-#: The exact remainder curvature is used where |z - z0| exceeds this fraction of max(z, z0).
-EXACT_REMAINDER_SPAN = 1e-2
-#: A cover from a nearby multiplier that had to grow this many times to certify is compared
-#: with the equal-cost shape (:meth:`BoxLagrangian._cover`).
-NEAR_GROWTH = 4.0
-
 
 class Constraint:
     """Phi, or its minorant, on a stack of boxes: values, gradients and Hessian bounds.
@@ -178,10 +172,12 @@ class BoxLagrangian:
     def box_z_range(self, lo, hi):
         """The range of z = A q on each box's points of the plane (:func:`linear_range`).
 
-        Widened by a relative 1e-12 (the knapsack's round-off), the least floored at 0.
+        Widened by the relative margin ``z_range`` (the knapsack's round-off), the least
+        floored at 0.
         """
         z_lo, z_hi = linear_range(self.A, self._ascending, lo, hi)
-        return np.maximum(z_lo - 1e-12 * np.abs(z_lo), 0.0), z_hi + 1e-12 * np.abs(z_hi)
+        widen = self.settings.margins.z_range
+        return np.maximum(z_lo - widen * np.abs(z_lo), 0.0), z_hi + widen * np.abs(z_hi)
 
     def _z_range(self, lo, hi, box_range=None):
         """The range of z = A q on each box's points of the plane within the budget's ranges.
@@ -211,8 +207,8 @@ class BoxLagrangian:
         """The point of each segment from ``start`` to ``end`` nearest ``end`` within the budget's ranges.
 
         The ranges are a polytope in q (z = A q is linear), so its intersection with the
-        segment is an interval: a ratio test per row of A.  Pulled back by a relative 1e-9 of
-        the step (round-off); ``end`` itself where it is inside, ``start`` where it is outside.
+        segment is an interval: a ratio test per row of A.  Pulled back by the margin
+        ``segment_pullback`` of the step (round-off); ``end`` itself where it is inside, ``start`` where it is outside.
         """
         z_start, z_end = start @ self.A.T, end @ self.A.T
         step = z_end - z_start
@@ -223,7 +219,7 @@ class BoxLagrangian:
                 np.where(z_end < self.lift_lo, (self.lift_lo - z_start) / step, np.inf),
             )
         t = np.clip(np.min(np.nan_to_num(reach, nan=0.0, posinf=np.inf), axis=-1), 0.0, 1.0)
-        t = np.where(t < 1.0, t * (1 - 1e-9), 1.0)
+        t = np.where(t < 1.0, t * (1 - self.settings.margins.segment_pullback), 1.0)
         return start + t[:, None] * (end - start)
 
     def _hessian_floor(self, lo, hi, z_range=None):
@@ -293,10 +289,11 @@ class BoxLagrangian:
         # below 1e-10 of it), less a margin.
         edge = z_lo if a >= 2 else z_hi
         dz = edge - z0
-        wide = np.abs(dz) > EXACT_REMAINDER_SPAN * np.maximum(z0, edge)
+        margins = self.settings.margins
+        wide = np.abs(dz) > margins.remainder_span * np.maximum(z0, edge)
         with np.errstate(divide="ignore", invalid="ignore"):
             exact = (power(edge, a) - power(z0, a) - a * power(z0, a - 1) * dz) / dz**2
-        kappa = np.where(wide, np.maximum(kappa, exact * (1 - 1e-8)), kappa)
+        kappa = np.where(wide, np.maximum(kappa, exact * (1 - margins.remainder_quotient)), kappa)
         return z0, kappa
 
     def _cover(self, lo, hi, multiplier, h, least=True, near=None, at=None):
@@ -342,10 +339,11 @@ class BoxLagrangian:
         if near is not None:
             # A cover at a nearby multiplier leaves uncovered a direction that turns convex in
             # between, and scaled to cover it can cost a hundred times the least, too far for the
-            # barrier's few steps.  Where it had to grow over ``NEAR_GROWTH`` times, the equal
+            # barrier's few steps.  Where it had to grow over ``cover.near_growth`` times, the equal
             # shape bounds that start (only there: it costs an eigenvalue problem per box).
             start = certified(near)
-            grown = np.flatnonzero(np.sum(start * cost, axis=-1) > NEAR_GROWTH * np.sum(near * cost, axis=-1))
+            growth = self.settings.heuristics.cover.near_growth
+            grown = np.flatnonzero(np.sum(start * cost, axis=-1) > growth * np.sum(near * cost, axis=-1))
             if grown.size:
                 start[grown] = cheaper(certified(equal[grown], grown), start[grown], cost[grown])
             return self._least_cover(m, cost, start, certified, cheaper)
@@ -356,7 +354,8 @@ class BoxLagrangian:
         shapes = (
             equal,
             np.broadcast_to(1 / self.p, lo.shape),  # F's own curvature
-            spread / np.sqrt(cost) + 1e-6 / self.p,  # optimal for a rank-one convexity (kept definite)
+            # optimal for a rank-one convexity (kept definite)
+            spread / np.sqrt(cost) + self.settings.heuristics.cover.shape_floor / self.p,
         )
         best = certified(shapes[0])
         for shape in shapes[1:]:
@@ -367,7 +366,8 @@ class BoxLagrangian:
         """The least-cost cover from the certified ``best`` (kept where it is cheaper)."""
         # From a strictly feasible point (``best``, enlarged); a row the barrier method lost
         # (round-off) keeps that point.
-        start = best * (1 + self.settings.heuristics.cover_start_margin) + 1e-12
+        h = self.settings.heuristics
+        start = best * (1 + h.cover.start_margin) + h.cover.start_floor
         try:
             shape = cheapest_cover(m, self.basis, cost, start, self.settings)
         except np.linalg.LinAlgError:
@@ -418,10 +418,10 @@ class BoxLagrangian:
         # flat ones unconverged.
         metric = multiplier[:, None] * constraint.row_sums + 2 * theta
         metric = 1 / np.maximum(
-            metric, self.settings.heuristics.metric_floor * metric.max(axis=-1, keepdims=True) + 1e-300
+            metric, self.settings.heuristics.box_bound.metric_floor * metric.max(axis=-1, keepdims=True) + TINY
         )
         y, t_acc = x.copy(), 1.0
-        for _ in range(self.settings.heuristics.ascent_steps if steps is None else steps):
+        for _ in range(self.settings.heuristics.box_bound.ascent_steps if steps is None else steps):
             x_new = project(y + metric * step_gradient(y), lo, hi, metric)
             t_new = 0.5 * (1 + math.sqrt(1 + 4 * t_acc * t_acc))
             y = x_new + ((t_acc - 1) / t_new) * (x_new - x)
@@ -445,7 +445,8 @@ class BoxLagrangian:
         spread = (
             np.abs(values) + multiplier * level + np.abs(lifted) + cover + np.sum(np.abs(gx) + np.abs(g) * hi, axis=-1)
         )
-        return bound + self.settings.margins.box_bound * np.abs(bound) + 1e-15, x, theta, (g, offset, spread)
+        margins = self.settings.margins
+        return bound + margins.box_bound * np.abs(bound) + margins.absolute, x, theta, (g, offset, spread)
 
     def models(self, lo, hi, points, within=None):
         """Phi itself and its quadratic minorants on the boxes.
@@ -466,7 +467,8 @@ class BoxLagrangian:
         # this bound sets only the ascent's step sizes, not the certificate), on the whole box,
         # where the ascent's steps go.
         z_lo, z_hi = box_range
-        z_top = z_hi if a >= 2 else np.maximum(z_lo, 0.01 * z_hi + TINY)
+        share = self.settings.heuristics.box_bound.step_curvature_share
+        z_top = z_hi if a >= 2 else np.maximum(z_lo, share * z_hi + TINY)
         floor = self._hessian_floor(lo, hi, z_range)
         models = [Constraint(self, floor, self._row_sums(a * (a - 1) * w * power(z_top, a - 2)), within)]
         for point in points:

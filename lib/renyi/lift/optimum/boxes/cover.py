@@ -73,8 +73,8 @@ def cheapest_cover(m, basis, cost, theta, settings):
     n = basis.shape[0]
     t = (2 * n - 1) / np.sum(theta * cost, axis=-1)
     eye = np.eye(n)[None]
-    for _ in range(settings.heuristics.cover_stages):
-        for _ in range(settings.heuristics.cover_newton_steps):
+    for _ in range(settings.heuristics.cover.stages):
+        for _ in range(settings.heuristics.cover.newton_steps):
             slack = congruence(basis, 2 * theta) - m
             g = basis @ np.linalg.inv(slack) @ basis.T
             grad = t[:, None] * cost - 2 * np.diagonal(g, axis1=1, axis2=2) - 1 / theta
@@ -82,7 +82,7 @@ def cheapest_cover(m, basis, cost, theta, settings):
             step = np.linalg.solve(hess, grad[..., None])[..., 0]
             decrement = np.sqrt(np.maximum(np.sum(grad * step, axis=-1), 0.0))
             theta = theta - step / (1 + decrement)[:, None]
-        t = t * settings.heuristics.cover_growth
+        t = t * settings.heuristics.cover.growth
     return theta
 
 
@@ -90,7 +90,7 @@ def cover_cost(lo, hi, settings, at=None):
     """Each coordinate's cost per unit of cover.
 
     What it adds to the bound at ``at``, the box's
-    expected maximiser, floored at ``cover_cost_floor_per_output`` |Y| times the squared width
+    expected maximiser, floored at ``cover.cost_floor_per_output`` |Y| times the squared width
     (the worst case, the box's centre, without ``at``).
 
     Where the maximiser lies against a side of its box (a posterior on a face of the simplex,
@@ -103,7 +103,7 @@ def cover_cost(lo, hi, settings, at=None):
     width2 = np.maximum(hi - lo, settings.margins.min_width) ** 2
     if at is None:
         return width2
-    floor = min(1.0, settings.heuristics.cover_cost_floor_per_output * lo.shape[-1])
+    floor = min(1.0, settings.heuristics.cover.cost_floor_per_output * lo.shape[-1])
     return np.maximum(4 * (at - lo) * (hi - at), floor * width2)
 
 
@@ -170,7 +170,8 @@ def reduce_range(slope, offset, spread, lo, hi, target, settings):
     d = slope - tau
     top = tau[:, 0] + np.sum(np.maximum(d, 0.0) * hi + np.minimum(d, 0.0) * lo, axis=-1)
     size = np.abs(offset) + np.abs(top) + np.abs(target) + spread
-    slack = np.maximum(offset + top - target + settings.margins.range_reduction * size + 1e-15, 0.0)[:, None]
+    margins = settings.margins
+    slack = np.maximum(offset + top - target + margins.range_reduction * size + margins.absolute, 0.0)[:, None]
     slack = np.where(np.isnan(slack), np.inf, slack)  # (a NaN tangent certifies nothing)
     # (where d is 0 or tiny the reach is infinite: no reduction)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):

@@ -22,10 +22,6 @@ from .cover import project, reduce_range
 
 __all__ = ["BoxBounds", "Model", "MultiplierSearch", "Reduction"]
 
-#: A golden-section search whose best multiplier lies this far towards an end of its range
-#: (1: at the end; its last interval is 1 % of the range) ended there.
-EDGE = 0.9
-
 
 class Model(enum.IntEnum):
     """The models of Phi a box is bounded with, in the order of ``BoxLagrangian.models``.
@@ -239,15 +235,15 @@ class MultiplierSearch:
                 # its parent's bound (a full grid here cost more than it gained).
                 trials = [inherited]
             else:
-                trials = [known * step for step in h.multiplier_steps]
+                trials = [known * step for step in h.box_bound.multiplier_steps]
                 # Also the multiplier from which the Lagrangian is concave with no cover at all.
                 threshold = self.lagrangian.concave_from(constraint.h)
                 if np.all(np.isfinite(threshold)):
-                    trials += [threshold * step for step in h.threshold_steps]
+                    trials += [threshold * step for step in h.box_bound.threshold_steps]
                 # The multiplier of the parent's bound, so that a child can always match it.
                 trials.append(inherited)
                 if fresh.any():
-                    trials += [np.where(fresh, root, known) for root in h.root_multipliers]
+                    trials += [np.where(fresh, root, known) for root in h.box_bound.root_multipliers]
             multipliers += trials
             models += [model] * len(trials)
         return np.stack(multipliers), np.array(models)
@@ -284,7 +280,7 @@ class MultiplierSearch:
         shapes of cover, which cost most where the Lagrangian is most convex (small
         multipliers), so the coarse winner can lie far from the least-cost cover's best: where
         the search ends at an end of its range, a second one continues beyond it, up to
-        ``golden_wide_span`` times further.
+        ``box_bound.golden_wide_span`` times further.
         """
         h = self.settings.heuristics
         results = (best.bound, best.point, best.theta, best.bound_multiplier, reduction)
@@ -299,17 +295,17 @@ class MultiplierSearch:
             best.bound_multiplier,
             best.point,
             reduction,
-            h.golden_span,
+            h.box_bound.golden_span,
         )
         self._finish(lo, hi, mu, rows, constraint, *results)
         with np.errstate(divide="ignore", invalid="ignore"):
-            side = np.log(best.bound_multiplier / best.multiplier) / math.log(h.golden_span)
+            side = np.log(best.bound_multiplier / best.multiplier) / math.log(h.box_bound.golden_span)
         side = np.where(np.isfinite(side), side, 0.0)
-        edge = rows[(best.bound[rows] > target) & (np.abs(side[rows]) > EDGE)]
-        if edge.size and h.golden_wide_span > 1:
+        edge = rows[(best.bound[rows] > target) & (np.abs(side[rows]) > h.box_bound.golden_edge)]
+        if edge.size and h.box_bound.golden_wide_span > 1:
             before = best.bound_multiplier.copy()
-            centre = before * math.sqrt(h.golden_wide_span) ** np.sign(side)
-            span = math.sqrt(h.golden_wide_span)
+            centre = before * math.sqrt(h.box_bound.golden_wide_span) ** np.sign(side)
+            span = math.sqrt(h.box_bound.golden_wide_span)
             self._golden(
                 lo, hi, mu, edge, constraint, best.bound, centre, best.bound_multiplier, best.point, reduction, span
             )
@@ -339,7 +335,7 @@ class MultiplierSearch:
             multipliers.ravel(),
             start[tile],
             Constraint.stack(constraints),
-            self.settings.heuristics.trial_steps,
+            self.settings.heuristics.box_bound.trial_steps,
             least,
         )
         reduction.narrow(tile, tangent)
@@ -371,7 +367,7 @@ class MultiplierSearch:
                 multiplier,
                 start[rows],
                 sub,
-                self.settings.heuristics.trial_steps,
+                self.settings.heuristics.box_bound.trial_steps,
                 near=cover[0],
             )
             reduction.narrow(rows, tangent)
@@ -381,7 +377,7 @@ class MultiplierSearch:
 
         c, d = b - g * (b - a), a + g * (b - a)
         fc, fd = f(c), f(d)
-        for _ in range(self.settings.heuristics.golden_evaluations - 2):
+        for _ in range(self.settings.heuristics.box_bound.golden_evaluations - 2):
             left = fc <= fd
             a, b = np.where(left, a, c), np.where(left, d, b)
             new = np.where(left, b - g * (b - a), a + g * (b - a))

@@ -31,11 +31,12 @@ class BoxTree:
         self.p, self.A, self.alpha, self.level = geo.p, geo.A, geo.alpha, geo.level
         self.weight = geo.p_x ** (1 - geo.alpha)
         n = self.p.size
-        # Every feasible posterior's z = A q lies in these ranges (rounded outwards by the
-        # box bound's own 1e-12): on a box they can raise the least z, and with it Phi's
+        # Every feasible posterior's z = A q lies in these ranges (rounded outwards as the
+        # box's own z range is): on a box they can raise the least z, and with it Phi's
         # curvature, far above what the box alone allows.
         lift_lo, lift_hi = lift_ranges(geo.p_x, geo.eps, geo.alpha)
-        lift_range = (lift_lo * (1 - 1e-12), lift_hi * (1 + 1e-12))
+        widen = self.settings.margins.z_range
+        lift_range = (lift_lo * (1 - widen), lift_hi * (1 + widen))
         self.lagrangian = BoxLagrangian(self.p, self.A, self.alpha, self.level, self.weight, self.settings, lift_range)
         self.search = MultiplierSearch(self.lagrangian, self.settings)
         self.basis = self.lagrangian.basis
@@ -78,10 +79,11 @@ class BoxTree:
         alpha >= 2, :func:`~renyi.lift.optimum.bracket.chi2_radius` below order 2).
         """
         n = self.p.size
-        radius = output_chi2_radius(self.geo.p_x, self.geo.eps, self.alpha)
+        radius = output_chi2_radius(self.geo.p_x, self.geo.eps, self.alpha, self.settings.margins)
         chi2 = self.A.T @ (self.A / self.geo.p_x[:, None])
         inverse = self.basis @ np.linalg.inv(self.basis.T @ chi2 @ self.basis) @ self.basis.T
-        half = np.sqrt(radius * np.maximum(np.diag(inverse), 0.0)) * (1 + self.settings.margins.eigenvalue) + 1e-15
+        margins = self.settings.margins
+        half = np.sqrt(radius * np.maximum(np.diag(inverse), 0.0)) * (1 + margins.eigenvalue) + margins.absolute
         return np.maximum(np.zeros(n), self.p - half), np.minimum(np.ones(n), self.p + half)
 
     def _certified_min(self, c, deadline=np.inf):
@@ -103,13 +105,13 @@ class BoxTree:
             method="SLSQP",
             bounds=[(0.0, 1.0)] * c.size,
             constraints=constraints,
-            options={"maxiter": 200, "ftol": 1e-15},
+            options={"maxiter": 200, "ftol": self.settings.heuristics.boxes.root_extent_ftol},
             callback=stop_at(deadline),
         )
         x = np.clip(res.x, 0.0, None)
         x /= x.sum()
         grad_phi = self._grad_phi(x)
-        free = x > self.settings.heuristics.root_free
+        free = x > self.settings.heuristics.tree_multiplier.root_free
         design = np.stack([grad_phi[free], np.ones(free.sum())], axis=1)
         (multiplier, _), *_ = np.linalg.lstsq(design, -c[free], rcond=None)
         multiplier = max(float(multiplier), 0.0)
@@ -127,7 +129,7 @@ class BoxTree:
         args = (b.lo, b.hi, b.start, b.anchor, b.multiplier, b.multiplier_best)
         args = tuple(a[which] for a in args)
         free = 0 if self.pool is None else self.pool.workers - self.busy_workers
-        chunks = min(free + 1, which.size // self.settings.heuristics.pool_min_boxes)
+        chunks = min(free + 1, which.size // self.settings.heuristics.boxes.pool_min_boxes)
         if chunks <= 1:
             found = self.search(*args, mu, target)
         else:
@@ -297,7 +299,7 @@ class BoxTree:
         # trust-region problem): a cut between them separates them.
         apart = (b.best_point[which] - b.rival[which]) ** 2 / self.p
         wide = width**2 / self.p
-        use_apart = apart.max(axis=1, keepdims=True) > self.settings.heuristics.rival_apart * wide.max(
+        use_apart = apart.max(axis=1, keepdims=True) > self.settings.heuristics.boxes.rival_apart * wide.max(
             axis=1, keepdims=True
         )
         use_apart &= not widest
