@@ -176,7 +176,10 @@ def global_optimum(
     inequalities that hold on it, the problem over the resulting polytope solved as a linear
     program over its vertices, and the vertices the LP uses that break the budget cut off by
     tangent planes, round after round.  It is the bound that closes the gap for a non-square
-    :math:`A`, where the cones alone stay near :math:`|\mathcal Y|-1`.
+    :math:`A`, where the cones alone stay near :math:`|\mathcal Y|-1`.  There the cones'
+    local searches also search over the channel (up to :math:`|\mathcal Y|=12`), from the
+    mechanism and from a random channel, as the box phase does for a square :math:`A`
+    (``settings.heuristics.polish``).
 
     The smallest of these and Theorem 1's :math:`V_+` (and the closed forms: a relaxation
     of the budget to a :math:`\chi^2` ball, by :math:`D_2\le D_\alpha` for :math:`\alpha\ge2`
@@ -225,27 +228,21 @@ def global_optimum(
 
     use_boxes = boxes_apply(model, geo)
     computed, extra, known = [], None, np.inf
-    if polytope_applies(model, geo, use_boxes):
-        share = None if time_limit is None else settings.heuristics.polytope.share * time_limit
-        known, extra = polytope_bound(
-            model,
-            eps,
-            alpha,
-            rtol=rtol,
-            max_vertices=settings.heuristics.polytope.vertices,
-            out_of_time=clock(share),
-            seed=seed,
-            settings=settings,
-        )
+    # A matrix that is not square and invertible: the polytope bounds it, and since no box
+    # phase follows, the cones' local searches search over the channel too.
+    non_square_route = polytope_applies(model, geo, use_boxes)
+    channels = non_square_route and model.p_y.min() >= settings.heuristics.polish.channel_min_prior
+    if non_square_route:
+        known, extra = polytope_step(model, geo, rtol, time_limit, seed)
         computed.append((known, "polytope relaxation"))
-        extra = pull_inside(geo, extra)
     # Where the boxes run, the cones only set up the first LP (one round): the boxes reach the
     # same bound with about a thousandth as many regions.
     cone_limit = 0.0 if use_boxes else (None if time_limit is None else max(0.0, out_of_time.left()))
     with WorkerPool(workers - 1) if use_boxes and workers > 1 else contextlib.nullcontext() as pool:
         tree = ConeTree(geo)
+        limits = {"known_upper": known, "overall": out_of_time}
         columns, value, weights, mu, cone_upper = cone_phase(
-            model, geo, tree, rtol, seed, cone_limit, max_cones, extra=extra, known_upper=known, overall=out_of_time
+            model, geo, tree, rtol, seed, cone_limit, max_cones, extra=extra, channels=channels, **limits
         )
         computed.append((cone_upper, "branch-and-bound"))
         n_boxes = 0
@@ -301,6 +298,23 @@ def boxes_apply(model, geo):
     least on the box's points of the plane for alpha >= 2 and greatest below.
     """
     return LeakageModel.of(model) is not None and geo.eps > 0 and model.p_y.size >= geo.settings.heuristics.box_min_size
+
+
+def polytope_step(model, geo, rtol, time_limit, seed):
+    """The polyhedral relaxation's bound, and its feasible vertices moved inside (candidates)."""
+    settings = geo.settings
+    share = None if time_limit is None else settings.heuristics.polytope.share * time_limit
+    known, extra = polytope_bound(
+        model,
+        geo.eps,
+        geo.alpha,
+        rtol=rtol,
+        max_vertices=settings.heuristics.polytope.vertices,
+        out_of_time=clock(share),
+        seed=seed,
+        settings=settings,
+    )
+    return known, pull_inside(geo, extra)
 
 
 def polytope_applies(model, geo, use_boxes):

@@ -202,19 +202,36 @@ def _tilted_channel(geo, q, w, seed):
     return channel / channel.sum(axis=0, keepdims=True)
 
 
-def polish_channel(geo, q, w, seed, max_iter=None):
+def _random_channel(geo, seed):
+    """A |Y| x |Y| channel near the constant one, tilted at random by a random amount.
+
+    A start that owes nothing to the mechanism found so far: where the LP and the local
+    searches from its outputs sit at one local optimum, such starts reach others.
+    """
+    n = geo.p.size
+    rng = np.random.default_rng(seed)
+    h = geo.settings.heuristics.polish
+    tilt = rng.dirichlet(np.full(n, h.random_concentration), size=n).T
+    size = rng.uniform(*h.random_tilt)
+    channel = (1 - size) / n + size * tilt / tilt.sum(axis=0)
+    return channel / channel.sum(axis=0, keepdims=True)
+
+
+def polish_channel(geo, q, w, seed, max_iter=None, from_random=False):
     """Local optimum over the channel P_{U|Y} itself (|U| = |Y|), started near the mechanism (q, w).
 
     The posterior parametrisation of :func:`polish_mechanism` keeps the number of outputs
     and can stall where an output should split; over the channel, with |Y| rows of which
-    the unused ones start at zero plus a small random tilt, SLSQP can split them.  Returns
-    the posteriors of the result, moved onto the feasible set (columns; empty on failure).
+    the unused ones start at zero plus a small random tilt, SLSQP can split them.  With
+    ``from_random`` it starts instead near the constant channel, tilted at random (``seed``).
+    Returns the posteriors of the result, moved onto the feasible set (columns; empty on
+    failure).
     """
     if max_iter is None:
         max_iter = geo.settings.heuristics.polish.channel_iter
     p, A, p_x, alpha = geo.p, geo.A, geo.p_x, geo.alpha
     n = p.size
-    channel = _tilted_channel(geo, q, w, seed)
+    channel = _random_channel(geo, seed) if from_random else _tilted_channel(geo, q, w, seed)
     weight = p_x ** (1 - alpha)
     bound = alpha * geo.eps
 

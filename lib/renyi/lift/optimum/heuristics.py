@@ -325,6 +325,18 @@ class PolishHeuristics:
     output_floor : float, default 1e-100
         Floor of an output's probability inside the channel search (its square must not
         underflow).
+    random_concentration : float, default 0.3
+        A channel search from a random start begins near the constant channel, tilted towards
+        a random channel whose columns are Dirichlet with this concentration (small: tilts
+        towards few outputs) ...
+    random_tilt : tuple of float, default (0.01, 0.5)
+        ... by an amount uniform in this range.
+    channel_min_prior : float, default 1e-8
+        The cone phase of a matrix that is not square and invertible searches over the
+        channel only where every :math:`P_Y(y)` is at least this: below it the searches' nearly
+        vanishing outputs (gains of order :math:`1/P_Y(y)`) left the linear programs
+        unsolvable or the mechanism worse (a 2 x 3 and a 4 x 6 matrix with one prior entry of
+        1e-10 and 1e-11).
     max_variables : int, default 600
         The whole-mechanism polish runs only up to this many variables (``|Y| + 1`` per
         output): an SLSQP iteration costs O(variables^3) and cannot be stopped, so beyond it
@@ -338,6 +350,9 @@ class PolishHeuristics:
     channel_tilt: float = 0.02
     tiny_output: float = 1e-12
     output_floor: float = 1e-100
+    random_concentration: float = 0.3
+    random_tilt: tuple = (0.01, 0.5)
+    channel_min_prior: float = 1e-8
     max_variables: int = 600
 
 

@@ -26,6 +26,10 @@ class OutOfTime(RuntimeError):
     """A linear program stopped at its deadline, unsolved."""
 
 
+class LinearProgramFailed(RuntimeError):
+    """HiGHS solved a linear program by none of its methods."""
+
+
 def solve_lp(model, q, gains, settings, deadline=None):
     """Max gains^T w s.t. q w = P_Y, w >= 0; returns value, weights and the dual mu (mu^T q_j >= g_j).
 
@@ -49,7 +53,7 @@ def solve_lp(model, q, gains, settings, deadline=None):
         if res.status == 0:
             break
     else:
-        raise RuntimeError(f"linear program failed: {res.message}")
+        raise LinearProgramFailed(f"linear program failed: {res.message}")
     weights = exact_weights(model, q, res.x, settings)
     return float(gains @ weights), weights, -res.eqlin.marginals
 

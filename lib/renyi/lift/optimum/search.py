@@ -16,7 +16,17 @@ import numpy as np
 from .._numerics import NEGLIGIBLE_WEIGHT, TINY
 from .boxes import BoxTree
 from .candidates import lines_through_centre, polish_channel, polish_mechanism, price_locally, pull_inside
-from .lp import OutOfTime, enter, gains, initial_columns, next_columns, priced, solve_lp, solve_priced
+from .lp import (
+    LinearProgramFailed,
+    OutOfTime,
+    enter,
+    gains,
+    initial_columns,
+    next_columns,
+    priced,
+    solve_lp,
+    solve_priced,
+)
 from .stationary import nearest_multiplier, polished_multiplier
 
 __all__: list[str] = []
@@ -71,13 +81,18 @@ class Schedule:
         self.next = rounds + self.every
 
 
-def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, known_upper=math.inf, overall=None):
+def cone_phase(
+    model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, known_upper=math.inf, overall=None, channels=False
+):
     """Column generation priced by the conical branch and bound, until the gap or the time is reached.
 
     ``extra``: more feasible candidate posteriors for the first LP; ``known_upper``: a valid
     upper bound found elsewhere, which ends the search once the value is within ``rtol`` of it.
     ``overall``: the whole search's clock; out of it before the first cones are ready, no cone
-    is bounded (the bound is then ``inf``).
+    is bounded (the bound is then ``inf``).  ``channels``: the local search also searches over
+    the channel (:func:`channel_columns`), where an output can split in two, from the
+    mechanism and from a random start; the route of a matrix that is not square and
+    invertible, where no box phase follows to do it.
     """
     settings = geo.settings
     out_of_time = clock(time_limit)
@@ -101,6 +116,15 @@ def cone_phase(model, geo, tree, rtol, seed, time_limit, max_cones, extra=None, 
             with local_search.timed():
                 deadline = deadline_of(out_of_time)
                 columns, value, weights, mu = improve(model, geo, tree, columns, weights, polish_iter, deadline)
+                if channels and not out_of_time():
+                    found = channel_columns(model, geo, columns, weights, [rounds], random_starts=True)
+                    try:
+                        solved = solve_priced(model, tree, np.concatenate([columns, found], axis=1))
+                    except LinearProgramFailed:
+                        # (an output of a channel search that nearly vanished can carry a gain
+                        # of order 1 / P_Y(y) that no LP solves beside the others: left out)
+                        solved = columns, value, weights, mu
+                    columns, value, weights, mu = solved
             local_search.record(rounds, value > previous * (1 + settings.heuristics.boxes.search_useful * rtol))
         target = value * (1 + settings.heuristics.cones.target * rtol)
         ends = math.inf if overall is None else deadline_of(overall)
@@ -132,15 +156,19 @@ def improve(model, geo, tree, columns, weights, max_iter, deadline=None):
     return solve_priced(model, tree, columns)
 
 
-def channel_columns(model, geo, columns, weights, seeds):
+def channel_columns(model, geo, columns, weights, seeds, random_starts=False):
     """Posteriors from local searches over the channel started at the LP's support (none above the size limit).
 
-    Over the channel an output can split, which the posterior polish cannot do.
+    Over the channel an output can split, which the posterior polish cannot do.  With
+    ``random_starts``, each seed also starts one search near the constant channel.
     """
     if model.p_y.size > geo.settings.heuristics.polish.channel_max_size:
         return np.zeros((model.p_y.size, 0))
     support = weights > NEGLIGIBLE_WEIGHT
-    found = [polish_channel(geo, columns[:, support], weights[support], seed) for seed in seeds]
+    q, w = columns[:, support], weights[support]
+    found = [polish_channel(geo, q, w, seed) for seed in seeds]
+    if random_starts:
+        found += [polish_channel(geo, q, w, seed, from_random=True) for seed in seeds]
     return np.concatenate(found, axis=1)
 
 
