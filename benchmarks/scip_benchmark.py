@@ -37,7 +37,7 @@ def random_model(k):
 
 
 def instances(quick=False):
-    """(label, model, eps, order) of the comparison: random invertible models and two non-square A."""
+    """(label, model, eps, order) of the comparison: random invertible models and six non-square A."""
     from renyi.lift import EXAMPLES, GeneralLeakageModel, epsilon_max
 
     out = [("medical example", EXAMPLES["medical"], 0.02, 3.0)]
@@ -53,6 +53,26 @@ def instances(quick=False):
         rng = np.random.default_rng(rows * cols)
         a = rng.dirichlet(np.full(rows, 0.7), size=cols).T
         out.append((f"non-square {rows}x{cols}", GeneralLeakageModel(rng.dirichlet(np.ones(cols)), a), 0.05, 3.0))
+    if not quick:
+        out += [(f"{kind} {rows}x{cols}", model, 0.1, order) for kind, rows, cols, order, model in wide_and_tall()]
+    return out
+
+
+def wide_and_tall():
+    """Non-square A with |Y| = 9 to 12, wide (|X| < |Y|) and tall, with small prior entries.
+
+    (kind, |X|, |Y|, alpha, model): Dirichlet(0.5) columns and a Dirichlet(0.6) prior, seed 100 + i;
+    the tall 14 x 12 one has a prior entry of 5.4e-5.
+    """
+    from renyi.lift import GeneralLeakageModel
+
+    out = []
+    for i, (kind, rows, cols, order) in enumerate(
+        [("wide", 10, 12, 3.0), ("tall", 14, 12, 5.0), ("wide", 9, 11, 3.0), ("tall", 12, 9, 5.0)], start=1
+    ):
+        rng = np.random.default_rng(100 + i)
+        a = rng.dirichlet(np.full(rows, 0.5), size=cols).T
+        out.append((kind, rows, cols, order, GeneralLeakageModel(rng.dirichlet(np.full(cols, 0.6)), a)))
     return out
 
 

@@ -9,7 +9,8 @@ The estimator of Section III in one module per step:
 * :mod:`~renyi.audit.delta_method`: the floored plug-in, its delta-method variance
   (eq. 18), the second-order bias and the bound of eq. (16);
 * :mod:`~renyi.audit.pipeline`: :func:`rdp_lower_bound` (two samples), through one
-  :class:`DensityFit` of :mod:`~renyi.audit.density_fit` (fitted once, bounds at every order);
+  :class:`~renyi.audit.density.DensityFit` fitted by :mod:`~renyi.audit.density_fit` (once;
+  bounds at every order);
 * :mod:`~renyi.audit.sampling`: :func:`audit` (draws from a mechanism first), and
   :mod:`~renyi.audit.parallel` with :mod:`~renyi.audit.mergeable`, which draw it in tasks on
   worker processes or a Dask cluster, each output once (:mod:`~renyi.audit.tasks`: what a
@@ -37,7 +38,7 @@ import importlib
 #: Where each public name lives: loaded on first use, so that importing one module of the
 #: package (a worker process imports renyi.audit.tasks) does not load them all.
 _HOMES = {
-    "DensityFit": "bounds",
+    "DensityFit": "density",
     "LowerBound": "bounds",
     "Verdict": "claims",
     "VerdictRow": "claims",

@@ -9,10 +9,9 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, replace
 
-import numpy as np
 from scipy import special
 
-__all__ = ["LowerBound", "DensityFit", "LABELS", "best_per_order"]
+__all__ = ["LowerBound", "LABELS", "best_per_order"]
 
 
 @dataclass(frozen=True)
@@ -187,45 +186,6 @@ class LowerBound:
                 f"{' (trivial: no evidence)' if self.trivial else ''}; {self.note}"
             )
         return "; ".join([text, *self.warnings])
-
-
-@dataclass(frozen=True)
-class DensityFit:
-    r"""Steps 1–2 of the audit: :math:`\hat p,\hat q` on one grid (or on the observed outcomes).
-
-    Attributes
-    ----------
-    p, q : ndarray
-        The estimates (densities on the grid, or relative frequencies).
-    dx : float
-        Grid spacing (1 for relative frequencies).
-    n_p, n_q : int
-        Sample sizes.
-    discrete : bool
-        Relative frequencies (True) or Gaussian KDE (False).
-    cells : int
-        Grid points or observed outcomes.
-    bandwidth : float or None
-        The KDE's :math:`h`.
-    scale : float or None
-        The robust scale :math:`\hat s` behind the default bandwidth and
-        :func:`~renyi.audit.floor.paper_floor` (mean of the two samples' scales).
-    kernel_factor : float or None
-        :math:`R(K_H)=\int K_H^2` of a multivariate kernel
-        (:mod:`~renyi.audit.multivariate_kde`), which then sets the default floor and the bias
-        correction in place of ``bandwidth``; ``None`` otherwise.
-    """
-
-    p: np.ndarray
-    q: np.ndarray
-    dx: float
-    n_p: int
-    n_q: int
-    discrete: bool
-    cells: int
-    bandwidth: float | None
-    scale: float | None
-    kernel_factor: float | None = None
 
 
 #: The ordered pairs each ``direction`` of an audit bounds: ``"P||Q"`` is the paper's.

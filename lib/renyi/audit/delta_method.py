@@ -15,7 +15,8 @@ from scipy import special
 from .._docs import fill
 from .._validation import as_probability, as_real_array
 from ..divergence import log_integral
-from .floor import KERNEL_ROUGHNESS, softmax_derivative, softmax_floor
+from .density import KERNEL_ROUGHNESS
+from .floor import softmax_derivative, softmax_floor
 
 __all__ = [
     "floored_estimate",

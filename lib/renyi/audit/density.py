@@ -7,6 +7,8 @@ r"""Density estimators of Part I: relative frequencies and a grid KDE with two t
   one common equispaced grid: by default a linear-binned FFT KDE
   (``tails="absolute"``), or the tail-accurate fast Gauss transform
   (``tails="relative"``).
+* :class:`DensityFit` — the fitted pair on its grid (or its outcomes): what every
+  estimator reads, whichever road (in memory, streamed, in tasks, in d dimensions) fitted it.
 * the bandwidth rules are in :mod:`renyi.audit.bandwidth`.
 
 Two ways to compute the same KDE
@@ -72,7 +74,50 @@ from scipy import fft, special
 
 from .._validation import as_positive_scalar, as_real_array
 
-__all__ = ["GridEstimate", "kde_on_grid", "direct_kde", "TAILS", "FFT_NOISE"]
+__all__ = ["DensityFit", "GridEstimate", "kde_on_grid", "direct_kde", "TAILS", "FFT_NOISE", "KERNEL_ROUGHNESS"]
+
+#: Roughness of the Gaussian kernel, R(K) = int K^2 = 1 / (2 sqrt(pi)).
+KERNEL_ROUGHNESS = 1.0 / (2.0 * math.sqrt(math.pi))
+
+
+@dataclass(frozen=True)
+class DensityFit:
+    r"""Steps 1–2 of the audit: :math:`\hat p,\hat q` on one grid (or on the observed outcomes).
+
+    Attributes
+    ----------
+    p, q : ndarray
+        The estimates (densities on the grid, or relative frequencies).
+    dx : float
+        Grid spacing (1 for relative frequencies).
+    n_p, n_q : int
+        Sample sizes.
+    discrete : bool
+        Relative frequencies (True) or Gaussian KDE (False).
+    cells : int
+        Grid points or observed outcomes.
+    bandwidth : float or None
+        The KDE's :math:`h`.
+    scale : float or None
+        The robust scale :math:`\hat s` behind the default bandwidth and
+        :func:`~renyi.audit.floor.paper_floor` (mean of the two samples' scales).
+    kernel_factor : float or None
+        :math:`R(K_H)=\int K_H^2` of a multivariate kernel
+        (:mod:`~renyi.audit.multivariate_kde`), which then sets the default floor and the bias
+        correction in place of ``bandwidth``; ``None`` otherwise.
+    """
+
+    p: np.ndarray
+    q: np.ndarray
+    dx: float
+    n_p: int
+    n_q: int
+    discrete: bool
+    cells: int
+    bandwidth: float | None
+    scale: float | None
+    kernel_factor: float | None = None
+
 
 #: The two algorithms of :func:`kde_on_grid` (see the module docstring).
 TAILS = ("absolute", "relative")

@@ -15,10 +15,10 @@ import numpy as np
 
 from .._validation import as_positive_scalar, as_probability, as_rdp_orders, as_samples
 from .bandwidth import robust_scale, strided_subsample
-from .bounds import LABELS, DensityFit, LowerBound, best_per_order
+from .bounds import LABELS, LowerBound, best_per_order
 from .delta_method import MAX_ORDER, MIN_SAMPLES, PlugIn, bound_one_direction
-from .density import TAILS, kde_on_checked_grid
-from .floor import KERNEL_ROUGHNESS, default_floor, paper_floor
+from .density import KERNEL_ROUGHNESS, TAILS, DensityFit, kde_on_checked_grid
+from .floor import default_floor, paper_floor
 from .frequencies import relative_frequencies
 
 __all__ = ["fit_densities", "bounds_from_fit", "infer_kind", "DIRECTIONS"]

@@ -7,13 +7,12 @@ Step 2 of the pipeline in :mod:`renyi.audit`: the plug-in divides by :math:`\hat
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from scipy import special
 
 from .._docs import fill
 from .._validation import as_int, as_positive_scalar
+from .density import KERNEL_ROUGHNESS
 
 __all__ = [
     "softmax_floor",
@@ -42,8 +41,6 @@ ndarray
 #: Chosen by simulation together with the second-order bias correction: lower floors make the
 #: plug-in biased upwards where q_hat is noisy, higher floors make the bound loose.
 FLOOR_RELATIVE_ERROR = {"continuous": 0.3, "discrete": 0.4}
-#: Roughness of the Gaussian kernel, R(K) = int K^2 = 1 / (2 sqrt(pi)).
-KERNEL_ROUGHNESS = 1.0 / (2.0 * math.sqrt(math.pi))
 
 
 @fill(floor_inputs=_FLOOR_INPUTS)

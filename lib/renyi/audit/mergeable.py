@@ -32,9 +32,8 @@ import math
 import numpy as np
 
 from .bandwidth import robust_scale
-from .bounds import DensityFit
 from .counts import MAX_NODES, GridCounts, OutcomeCounts
-from .density import smooth_counts
+from .density import DensityFit, smooth_counts
 from .frequencies import DiscreteEstimate
 
 __all__ = ["pilot_bandwidth", "fit_from_counts", "fit_from_outcomes"]

@@ -52,10 +52,8 @@ import numpy as np
 from scipy import ndimage
 
 from .bandwidth import robust_scale, strided_subsample
-from .bounds import DensityFit
 from .counts import TAIL_SCALE, VectorGridCounts, grid_coordinates
-from .density import FFT_NOISE
-from .floor import KERNEL_ROUGHNESS
+from .density import FFT_NOISE, KERNEL_ROUGHNESS, DensityFit
 
 __all__ = [
     "MAX_KDE_DIMENSION",

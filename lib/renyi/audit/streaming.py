@@ -23,8 +23,7 @@ import numpy as np
 
 from .._validation import as_int, as_positive_scalar
 from .bandwidth import SCALE_SAMPLE, robust_scale
-from .bounds import DensityFit
-from .density import BIN_CHUNK, linear_bin, smooth_counts
+from .density import BIN_CHUNK, DensityFit, linear_bin, smooth_counts
 
 __all__ = ["fit_densities_chunked", "array_chunks"]
 
