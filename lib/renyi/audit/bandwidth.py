@@ -13,7 +13,19 @@ import numpy as np
 from .._docs import fill
 from .._validation import as_positive_scalar, as_real_array
 
-__all__ = ["robust_scale", "silverman_bandwidth", "scott_bandwidth", "undersmoothed_bandwidth", "default_bandwidth"]
+__all__ = [
+    "robust_scale",
+    "silverman_bandwidth",
+    "scott_bandwidth",
+    "undersmoothed_bandwidth",
+    "default_bandwidth",
+    "bandwidth_from_scale",
+]
+
+#: The audit's rate a in h = c s n^(-a) (undersmoothing: a > 1/5, see undersmoothed_bandwidth).
+DEFAULT_RATE = 0.35
+#: The normal-reference constant c.
+DEFAULT_CONSTANT = 1.06
 
 #: A bandwidth rule's argument and result.
 _SAMPLES_RULE = r"""
@@ -95,7 +107,36 @@ def scott_bandwidth(samples) -> float:
     return _statsmodels_rule(samples, "bw_scott")
 
 
-def undersmoothed_bandwidth(samples, *, rate: float = 0.35, constant: float = 1.06) -> float:
+def bandwidth_from_scale(scale, n, *, rate: float = DEFAULT_RATE, constant: float = DEFAULT_CONSTANT) -> float:
+    r"""The rule :math:`h=c\,\hat s\,n^{-a}` of :func:`undersmoothed_bandwidth`, from a scale already computed.
+
+    The one place the audit's bandwidth rule is written: the in-memory, streamed and
+    task-merged fits compute :math:`\hat s` (:func:`robust_scale`) in their own way and
+    call this.
+
+    Parameters
+    ----------
+    scale : float
+        :math:`\hat s > 0`.
+    n : int
+        The sample size (:math:`\min(n_p,n_q)` for two samples).
+    rate, constant : float, default 0.35, 1.06
+        :math:`a` and :math:`c`.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from renyi.audit.bandwidth import bandwidth_from_scale
+    >>> round(bandwidth_from_scale(1.0, 10**4), 4)  # 1.06 * 10^(-1.4) = 1.06 * 0.03981
+    0.0422
+    """
+    return constant * scale * n ** (-rate)
+
+
+def undersmoothed_bandwidth(samples, *, rate: float = DEFAULT_RATE, constant: float = DEFAULT_CONSTANT) -> float:
     r"""Undersmoothed bandwidth :math:`h=c\,\hat s\,n^{-a}` with :math:`a>1/5`.
 
     The MSE-optimal rate :math:`n^{-1/5}` leaves a bias of order
@@ -122,10 +163,10 @@ def undersmoothed_bandwidth(samples, *, rate: float = 0.35, constant: float = 1.
     rate = as_positive_scalar(rate, "rate")
     if rate >= 1:
         raise ValueError(f"rate must lie in (0, 1), got {rate!r}")
-    return as_positive_scalar(constant, "constant") * robust_scale(x) * x.size ** (-rate)
+    return bandwidth_from_scale(robust_scale(x), x.size, rate=rate, constant=as_positive_scalar(constant, "constant"))
 
 
-def default_bandwidth(samples_p, samples_q, *, rate: float = 0.35, constant: float = 1.06) -> float:
+def default_bandwidth(samples_p, samples_q, *, rate: float = DEFAULT_RATE, constant: float = DEFAULT_CONSTANT) -> float:
     r"""The audit's default :math:`h`: :func:`undersmoothed_bandwidth` for two samples.
 
     Uses :math:`n=\min(n_p,n_q)` and the mean of the two robust scales
@@ -149,4 +190,6 @@ def default_bandwidth(samples_p, samples_q, *, rate: float = 0.35, constant: flo
     xp = as_real_array(samples_p, "samples_p", ndim=1)
     xq = as_real_array(samples_q, "samples_q", ndim=1)
     scale = 0.5 * (robust_scale(strided_subsample(xp)) + robust_scale(strided_subsample(xq)))
-    return as_positive_scalar(constant, "constant") * scale * min(xp.size, xq.size) ** (-rate)
+    return bandwidth_from_scale(
+        scale, min(xp.size, xq.size), rate=rate, constant=as_positive_scalar(constant, "constant")
+    )

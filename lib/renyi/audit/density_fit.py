@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .._validation import as_positive_scalar, as_probability, as_rdp_orders, as_samples
-from .bandwidth import robust_scale, strided_subsample
+from .bandwidth import bandwidth_from_scale, robust_scale, strided_subsample
 from .bounds import LABELS, LowerBound, best_per_order
 from .delta_method import MAX_ORDER, MIN_SAMPLES, PlugIn, bound_one_direction
 from .density import KERNEL_ROUGHNESS, TAILS, DensityFit, kde_on_checked_grid
@@ -144,7 +144,7 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
         scale_p, scale_q = pool.map(lambda x: robust_scale(strided_subsample(x)), (a, b))
     scale = 0.5 * (scale_p + scale_q)
     # the rule of default_bandwidth, with the scale computed once
-    h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
+    h = bandwidth_from_scale(scale, min(n_p, n_q)) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
     if h > MAX_BANDWIDTH_SPANS * max(spans):
         raise ValueError(
             f"bandwidth {h:.3g} is more than {MAX_BANDWIDTH_SPANS:g} times the spread of the outputs "

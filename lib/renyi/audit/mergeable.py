@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .bandwidth import robust_scale
+from .bandwidth import bandwidth_from_scale, robust_scale
 from .counts import MAX_NODES, GridCounts, OutcomeCounts
 from .density import DensityFit, smooth_counts
 from .frequencies import DiscreteEstimate
@@ -57,11 +57,11 @@ def pilot_bandwidth(pilot_p, pilot_q, n_p: int, n_q: int) -> tuple[float, float]
     Returns
     -------
     bandwidth, scale : float
-        :math:`h=1.06\,\hat s\,\min(n_p,n_q)^{-0.35}`, with :math:`\hat s` the mean of the
-        pilots' robust scales (as :func:`~renyi.audit.bandwidth.default_bandwidth` does).
+        :func:`~renyi.audit.bandwidth.bandwidth_from_scale` at :math:`\min(n_p,n_q)`, with
+        :math:`\hat s` the mean of the pilots' robust scales (as :func:`~renyi.audit.bandwidth.default_bandwidth` does).
     """
     scale = 0.5 * (robust_scale(np.asarray(pilot_p, dtype=float)) + robust_scale(np.asarray(pilot_q, dtype=float)))
-    return 1.06 * scale * min(n_p, n_q) ** (-0.35), float(scale)
+    return bandwidth_from_scale(scale, min(n_p, n_q)), float(scale)
 
 
 def fit_from_counts(counts_p: GridCounts, counts_q: GridCounts, bandwidth: float, scale: float) -> DensityFit:

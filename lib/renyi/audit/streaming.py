@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from .._validation import as_int, as_positive_scalar
-from .bandwidth import SCALE_SAMPLE, robust_scale
+from .bandwidth import SCALE_SAMPLE, bandwidth_from_scale, robust_scale
 from .density import BIN_CHUNK, DensityFit, linear_bin, smooth_counts
 
 __all__ = ["fit_densities_chunked", "array_chunks"]
@@ -162,7 +162,7 @@ def fit_densities_chunked(
     n_p, lo_p, hi_p, sum_p = _pass_range(src_p, "samples_p")
     n_q, lo_q, hi_q, sum_q = _pass_range(src_q, "samples_q")
     scale = 0.5 * (_pass_scale(src_p, "samples_p", n_p, sum_p) + _pass_scale(src_q, "samples_q", n_q, sum_q))
-    h = 1.06 * scale * min(n_p, n_q) ** (-0.35) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
+    h = bandwidth_from_scale(scale, min(n_p, n_q)) if bandwidth is None else as_positive_scalar(bandwidth, "bandwidth")
     dx = h / as_positive_scalar(spacing, "spacing")
     lo = min(lo_p, lo_q) - pad * h
     hi = max(hi_p, hi_q) + pad * h
