@@ -21,11 +21,20 @@ __all__ = [
     "OutcomeCounts",
     "RowMoments",
     "MAX_NODES",
+    "NODES_PER_BANDWIDTH",
+    "PAD_BANDWIDTHS",
     "TAIL_SCALE",
     "grid_coordinates",
 ]
 
-#: Most nodes a merged grid may hold (as :func:`~renyi.audit.density.kde_on_grid`'s ``max_points``).
+#: The grid of every one-dimensional fit (in memory, streamed or merged from tasks), and the
+#: node budget of every grid: nodes per bandwidth (the spacing is h / 8, where linear binning's
+#: bandwidth error is about 1e-5, ``tests/test_density.py``) ...
+NODES_PER_BANDWIDTH = 8.0
+#: ... bandwidths of padding beyond the outputs on each side (the kernel's mass outside is
+#: below 1e-15) ...
+PAD_BANDWIDTHS = 8.0
+#: ... and the most nodes a grid may hold (32 MiB of float64 per sample).
 MAX_NODES = 1 << 22
 #: Whitened coordinates are compressed beyond about this many standard deviations (asinh).
 TAIL_SCALE = 3.0

@@ -73,6 +73,7 @@ import numpy as np
 from scipy import fft, special
 
 from .._validation import as_positive_scalar, as_real_array
+from .counts import MAX_NODES, NODES_PER_BANDWIDTH, PAD_BANDWIDTHS
 
 __all__ = ["DensityFit", "GridEstimate", "kde_on_grid", "direct_kde", "TAILS", "FFT_NOISE", "KERNEL_ROUGHNESS"]
 
@@ -227,9 +228,9 @@ def kde_on_grid(
     samples_q,
     bandwidth,
     *,
-    spacing: float = 8.0,
-    pad: float = 8.0,
-    max_points: int = 1 << 22,
+    spacing: float = NODES_PER_BANDWIDTH,
+    pad: float = PAD_BANDWIDTHS,
+    max_points: int = MAX_NODES,
     tails: str = "absolute",
 ) -> GridEstimate:
     r"""Gaussian KDEs (eq. 10 of Kutta et al.) of two 1-D samples on a common grid.

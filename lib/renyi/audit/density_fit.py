@@ -16,6 +16,7 @@ import numpy as np
 from .._validation import as_positive_scalar, as_probability, as_rdp_orders, as_samples
 from .bandwidth import bandwidth_from_scale, robust_scale, strided_subsample
 from .bounds import LABELS, LowerBound, best_per_order
+from .counts import MAX_NODES, NODES_PER_BANDWIDTH, PAD_BANDWIDTHS
 from .delta_method import MAX_ORDER, MIN_SAMPLES, PlugIn, bound_one_direction
 from .density import KERNEL_ROUGHNESS, TAILS, DensityFit, kde_on_checked_grid
 from .floor import default_floor, paper_floor
@@ -153,7 +154,9 @@ def fit_densities(samples_p, samples_q, *, discrete=None, bandwidth=None, tails=
         )
     if tails not in TAILS:
         raise ValueError(f"tails must be one of {', '.join(map(repr, TAILS))}, got {tails!r}")
-    grid = kde_on_checked_grid(a, b, h, 8.0, 8.0, 1 << 22, tails)  # the samples are validated above
+    grid = kde_on_checked_grid(
+        a, b, h, NODES_PER_BANDWIDTH, PAD_BANDWIDTHS, MAX_NODES, tails
+    )  # the samples are validated above
     return DensityFit(grid.p, grid.q, grid.dx, n_p, n_q, False, int(grid.size), float(h), float(scale))
 
 

@@ -32,16 +32,11 @@ import math
 import numpy as np
 
 from .bandwidth import bandwidth_from_scale, robust_scale
-from .counts import MAX_NODES, GridCounts, OutcomeCounts
+from .counts import MAX_NODES, PAD_BANDWIDTHS, GridCounts, OutcomeCounts
 from .density import DensityFit, smooth_counts
 from .frequencies import DiscreteEstimate
 
 __all__ = ["pilot_bandwidth", "fit_from_counts", "fit_from_outcomes"]
-
-#: Nodes per bandwidth, as in :func:`~renyi.audit.density.kde_on_grid`.
-SPACING = 8.0
-#: Bandwidths of padding on each side of the merged range.
-PAD = 8.0
 
 
 def pilot_bandwidth(pilot_p, pilot_q, n_p: int, n_q: int) -> tuple[float, float]:
@@ -83,7 +78,7 @@ def fit_from_counts(counts_p: GridCounts, counts_q: GridCounts, bandwidth: float
     """
     if counts_p.dx != counts_q.dx or counts_p.counts is None or counts_q.counts is None:
         raise ValueError("both samples need counts on one spacing")
-    dx, pad = counts_p.dx, int(math.ceil(PAD * bandwidth / counts_p.dx))
+    dx, pad = counts_p.dx, int(math.ceil(PAD_BANDWIDTHS * bandwidth / counts_p.dx))
     start = min(counts_p.offset, counts_q.offset) - pad
     stop = max(counts_p.offset + counts_p.counts.size, counts_q.offset + counts_q.counts.size) + pad
     if stop - start > MAX_NODES:

@@ -38,7 +38,7 @@ the estimator's mean :math:`D_\lambda(p*K_H\|q*K_H)` is at most :math:`D_\lambda
 larger bandwidths cost tightness, not validity.
 
 Cost: :math:`O(2^d n)` for the binning and :math:`O(N\sum_k h_k/\Delta_k)` for the smoothing on
-:math:`N` grid nodes, at most :data:`MAX_NODES`; the benchmark case ``--only-projection`` of
+:math:`N` grid nodes, at most :data:`~renyi.audit.counts.MAX_NODES`; the benchmark case ``--only-projection`` of
 ``benchmarks/run.py`` measures it.  Taught in the chapter *Vector-valued outputs*
 (``book/part1``).
 """
@@ -52,12 +52,11 @@ import numpy as np
 from scipy import ndimage
 
 from .bandwidth import robust_scale, strided_subsample
-from .counts import TAIL_SCALE, VectorGridCounts, grid_coordinates
-from .density import FFT_NOISE, KERNEL_ROUGHNESS, DensityFit
+from .counts import MAX_NODES, PAD_BANDWIDTHS, TAIL_SCALE, VectorGridCounts, grid_coordinates
+from .density import BIN_CHUNK, FFT_NOISE, KERNEL_ROUGHNESS, DensityFit
 
 __all__ = [
     "MAX_KDE_DIMENSION",
-    "MAX_NODES",
     "TAIL_SCALE",
     "GridKDE",
     "whitening_map",
@@ -69,20 +68,15 @@ __all__ = [
 
 #: The largest dimension estimated directly; beyond it the grid's memory grows out of reach.
 MAX_KDE_DIMENSION = 3
-#: The most grid nodes per sample (32 MiB of float64 each).  In three dimensions at n = 10^6
-#: this coarsens the spacing to between half a bandwidth and one (Laplace noise), where the
-#: bound agrees with a finer grid to four digits (``tests/test_multivariate_kde.py``).
-MAX_NODES = 1 << 22
+# The node budget is counts.MAX_NODES.  In three dimensions at n = 10^6 it coarsens the
+# spacing to between half a bandwidth and one (Laplace noise), where the bound agrees with a
+# finer grid to four digits (``tests/test_multivariate_kde.py``).
 #: Grid nodes per bandwidth along each axis, when the node budget allows it.
 SPACING = 4.0
 #: The coarsest spacing accepted, in nodes per bandwidth.  The binning-corrected kernel keeps
 #: the bound within 1e-4 of a grid four times finer up to a spacing of one bandwidth
 #: (``tests/test_multivariate_kde.py``); beyond it the correction has nothing left to take out.
 MIN_SPACING = 1.0
-#: Grid margin beyond the outputs, in bandwidths: the kernel's mass outside is below 1e-15.
-PAD = 8.0
-#: Outputs binned per pass: bounds the memory of their corner indices and weights.
-_BIN_CHUNK = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -189,9 +183,9 @@ def scott_bandwidths(white_p, white_q) -> np.ndarray:
 
 
 def _grid(white, bandwidths, max_nodes):
-    """Lower corner, spacing and nodes per axis covering every output with a PAD margin."""
-    lo = np.minimum(white[0].min(axis=1), white[1].min(axis=1)) - PAD * bandwidths
-    hi = np.maximum(white[0].max(axis=1), white[1].max(axis=1)) + PAD * bandwidths
+    """Lower corner, spacing and nodes per axis covering every output with a margin of ``PAD_BANDWIDTHS``."""
+    lo = np.minimum(white[0].min(axis=1), white[1].min(axis=1)) - PAD_BANDWIDTHS * bandwidths
+    hi = np.maximum(white[0].max(axis=1), white[1].max(axis=1)) + PAD_BANDWIDTHS * bandwidths
     spacing = bandwidths / SPACING
     shape = np.ceil((hi - lo) / spacing).astype(int) + 2
     nodes = float(np.prod(shape.astype(float)))
@@ -215,11 +209,11 @@ def _binned(white, lo, spacing, shape):
     d, n = white.shape
     strides = np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1]
     counts = np.zeros(int(np.prod(shape)))
-    for start in range(0, n, _BIN_CHUNK):
-        base = np.zeros(min(_BIN_CHUNK, n - start), dtype=np.intp)
+    for start in range(0, n, BIN_CHUNK):
+        base = np.zeros(min(BIN_CHUNK, n - start), dtype=np.intp)
         shares = []  # per axis: the weights of the lower and the upper node
         for k in range(d):
-            u = white[k, start : start + _BIN_CHUNK] - lo[k]
+            u = white[k, start : start + BIN_CHUNK] - lo[k]
             u *= 1.0 / spacing[k]
             idx = u.astype(np.intp)  # floor: the grid starts below the data
             u -= idx
@@ -238,7 +232,7 @@ def _smoothed(counts, shape, spacing, bandwidths):
     dens = counts.reshape(shape)
     for axis, (delta, h) in enumerate(zip(spacing, bandwidths)):
         sd = math.sqrt(h * h - delta * delta / 6.0) / delta  # in nodes
-        reach = int(math.ceil(PAD * sd))
+        reach = int(math.ceil(PAD_BANDWIDTHS * sd))
         kernel = np.exp(-0.5 * (np.arange(-reach, reach + 1) / sd) ** 2)
         dens = ndimage.correlate1d(dens, kernel / kernel.sum(), axis=axis, mode="constant")
     dens = dens.ravel()
@@ -301,7 +295,7 @@ def pilot_grid(pilot_p, pilot_q, sizes):
 
     The whitening is the pilots' (:func:`whitening_map`), the bandwidths Scott's rate at the
     whole samples' size (the pilots' robust scales times :math:`n^{-1/(d+4)}`), and the
-    spacing that resolves them over the pilots' range within a quarter of :data:`MAX_NODES`
+    spacing that resolves them over the pilots' range within a quarter of :data:`~renyi.audit.counts.MAX_NODES`
     (outputs beyond the pilots' range widen the merged grid).
 
     Parameters
@@ -328,7 +322,7 @@ def pilot_grid(pilot_p, pilot_q, sizes):
 
 
 def fit_grid_from_counts(counts_p: VectorGridCounts, counts_q: VectorGridCounts, bandwidths, whitening):
-    """:func:`fit_grid_kde`'s fit from merged grid counts, the grid padded by ``PAD`` bandwidths.
+    """:func:`fit_grid_kde`'s fit from merged grid counts, the grid padded by ``PAD_BANDWIDTHS`` bandwidths.
 
     Parameters
     ----------
@@ -344,7 +338,7 @@ def fit_grid_from_counts(counts_p: VectorGridCounts, counts_q: VectorGridCounts,
     grid : GridKDE
     """
     spacing = counts_p.dx
-    pad = np.ceil(PAD * bandwidths / spacing).astype(np.int64) + 1
+    pad = np.ceil(PAD_BANDWIDTHS * bandwidths / spacing).astype(np.int64) + 1
     start = np.minimum(counts_p.offset, counts_q.offset) - pad
     stop = np.maximum(counts_p.offset + counts_p.counts.shape, counts_q.offset + counts_q.counts.shape) + pad
     shape = tuple(int(k) for k in stop - start)

@@ -299,7 +299,8 @@ class _Start:
 
 def _start(pilot_p, pilot_q, discrete, bandwidth, sizes) -> _Start:
     """Scalar outputs: the kind, and the outcome counts or the grid of the pilots' bandwidth."""
-    from .mergeable import SPACING, pilot_bandwidth
+    from .counts import NODES_PER_BANDWIDTH
+    from .mergeable import pilot_bandwidth
 
     if _kind(pilot_p, pilot_q, discrete):
         counts = [OutcomeCounts.of(pilot_p, name="the pilot"), OutcomeCounts.of(pilot_q, name="the pilot")]
@@ -308,7 +309,7 @@ def _start(pilot_p, pilot_q, discrete, bandwidth, sizes) -> _Start:
         return _Start(Grid(None, pilot_p.shape[1:]), counts)
     h, scale = pilot_bandwidth(pilot_p, pilot_q, *sizes)
     h = h if bandwidth is None else float(bandwidth)
-    grid = Grid(h / SPACING, ())
+    grid = Grid(h / NODES_PER_BANDWIDTH, ())
     counts = [GridCounts.of(pilot, grid.dx, name="the pilot") for pilot in (pilot_p, pilot_q)]
     return _Start(grid, counts, h, scale)
 
@@ -337,7 +338,8 @@ def _start_cells(pilot_p, pilot_q, discrete, support) -> _Start:
 
 def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes, scored_at=None) -> _Start:
     """Vector outputs: the direction (learned on the pilots, which are then held out, or given)."""
-    from .mergeable import SPACING, pilot_bandwidth
+    from .counts import NODES_PER_BANDWIDTH
+    from .mergeable import pilot_bandwidth
     from .projection import fixed_direction
     from .reduction import CHOICES, learn_map
 
@@ -367,7 +369,7 @@ def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes, scored_at=N
     counted = [n - k for n, k in zip(sizes, held)]
     h, scale = pilot_bandwidth(*values, *counted)
     h = h if bandwidth is None else float(bandwidth)
-    grid = Grid(h / SPACING, (d,), w)
+    grid = Grid(h / NODES_PER_BANDWIDTH, (d,), w)
     if held != (0, 0):  # the pilots chose the direction: bounding them too would be biased
         counts, moments = [GridCounts(grid.dx), GridCounts(grid.dx)], [RowMoments(), RowMoments()]
     else:

@@ -23,6 +23,7 @@ import numpy as np
 
 from .._validation import as_int, as_positive_scalar
 from .bandwidth import SCALE_SAMPLE, bandwidth_from_scale, robust_scale
+from .counts import MAX_NODES, NODES_PER_BANDWIDTH, PAD_BANDWIDTHS
 from .density import BIN_CHUNK, DensityFit, linear_bin, smooth_counts
 
 __all__ = ["fit_densities_chunked", "array_chunks"]
@@ -117,7 +118,13 @@ def _same_pass(name, n, seen, other=False):
 
 
 def fit_densities_chunked(
-    samples_p, samples_q, *, bandwidth=None, spacing: float = 8.0, pad: float = 8.0, max_points: int = 1 << 22
+    samples_p,
+    samples_q,
+    *,
+    bandwidth=None,
+    spacing: float = NODES_PER_BANDWIDTH,
+    pad: float = PAD_BANDWIDTHS,
+    max_points: int = MAX_NODES,
 ) -> DensityFit:
     r"""The default KDE fit of two continuous samples read in chunks (three passes each).
 
