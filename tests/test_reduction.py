@@ -190,3 +190,18 @@ def test_the_grid_is_no_candidate_where_an_option_it_does_not_take_is_set():
     rng = np.random.default_rng(11)
     bound = rdp_lower_bound(*opposite_correlation(rng, 20_000), 2, projection="auto", bandwidth=0.3)
     assert "grid" not in bound.projection["scores"] and bound.projection["kind"] != "grid"
+
+
+def _opposite_box(database, n, rng):
+    # correlation +0.3 (database) against -0.3, unit variances: D_2 = 0.7832
+    return opposite_correlation(rng, n)[0 if database else 1]
+
+
+def test_auto_with_a_pilot_takes_the_grid_and_bounds_every_output():
+    """In one process a pilot chooses among the maps and the grid (d = 2); the grid chosen, every
+    output of the main samples is estimated on it (the pilot only chose)."""
+    bound = audit(_opposite_box, 1, 0, 40_000, 2, projection="auto", pilot=20_000, rng=np.random.default_rng(12))
+    assert bound.projection["kind"] == "grid (pilot)" and bound.projection["bandwidths"]
+    assert bound.n_p == bound.n_q == 40_000
+    assert bound.projection["held_out"] == [20_000, 20_000]
+    assert 0.3 * 0.7832 < bound.lower <= 0.7832

@@ -219,7 +219,7 @@ def _choice(kind, scores) -> LearnedMap:
     return LearnedMap(None, chosen, kind, scores, share)
 
 
-def learn_map(held_p, held_q, kind, *, orders=2.0, alpha=0.05, direction="both", rng=None) -> LearnedMap:
+def learn_map(held_p, held_q, kind, *, orders=2.0, alpha=0.05, direction="both", rng=None, grid=False) -> LearnedMap:
     """Score the candidates on held-out rows, choose (``"auto"``) and learn the map on all of them.
 
     Parameters
@@ -231,6 +231,10 @@ def learn_map(held_p, held_q, kind, *, orders=2.0, alpha=0.05, direction="both",
         What the candidates are scored at (:func:`held_out_scores`).
     rng : numpy.random.Generator, optional
         Splits the rows for the scores; default ``numpy.random.default_rng(0)``.
+    grid : bool, default False
+        With ``"auto"`` and :math:`d=2` or 3, let the grid estimate compete too; when it wins,
+        the result's ``map`` is None and its ``kind`` ``"grid"``: the caller bounds the outputs
+        on a grid, with no map (the held-out rows only chose that).
 
     Returns
     -------
@@ -241,7 +245,10 @@ def learn_map(held_p, held_q, kind, *, orders=2.0, alpha=0.05, direction="both",
     held_p, held_q = (np.asarray(x, dtype=float) for x in (held_p, held_q))
     cap = _rows_in_memory(held_p.shape[1])
     few = held_p[:cap], held_q[:cap]  # the rows are independent draws: the first are a fair subset
-    choice = _choice(kind, held_out_scores(*few, orders, alpha=alpha, direction=direction, rng=rng))
+    grid = grid and kind == "auto" and 2 <= held_p.shape[1] <= MAX_KDE_DIMENSION
+    choice = _choice(kind, held_out_scores(*few, orders, alpha=alpha, direction=direction, rng=rng, grid=grid))
+    if choice.kind == "grid":
+        return choice
     rows = few if choice.kind == "likelihood-ratio" else (held_p, held_q)
     return replace(choice, map=_learn(*rows, choice.kind))
 

@@ -85,7 +85,10 @@ def audit(
         out of the bound (default: at most half the smaller sample), or with
         ``projection="grid"`` (:math:`d=2` or 3) the whitening and the grid, counted in the
         bound; in one process with a learned ``projection``, extra outputs that learn the map,
-        so that every output of the main samples is bounded (no ``split``).
+        so that every output of the main samples is bounded (no ``split``), and with
+        ``"auto"`` at :math:`d=2` or 3 may choose the grid instead (every output of the main
+        samples is then estimated on it).  In tasks ``"auto"`` chooses among the maps only;
+        ask for ``projection="grid"`` there.
     progress : bool, optional
         A progress bar on standard error while tasks run (default: when it is a terminal).
     task_timeout : float, optional
@@ -214,7 +217,12 @@ def _with_pilot_direction(sampler, pair, samples, orders, rng, pilot, options):
     from .pipeline import rdp_lower_bound, with_projection
     from .reduction import learn_map
 
-    learned = learn_map(*held, kind, rng=rng, **_scored_at(options, orders))
+    learned = learn_map(*held, kind, rng=rng, grid=True, **_scored_at(options, orders))
+    if learned.kind == "grid":  # (the pilot chose the grid: every output of the samples is estimated on it)
+        bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": "grid"})
+        first = bounds[0] if isinstance(bounds, list) else bounds
+        info = replace(learned.projection(held[0].shape[1], (pilot, pilot)), bandwidths=first.projection["bandwidths"])
+        return with_projection(bounds, replace(info, kind="grid (pilot)"))
     bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": learned.map})
     first = bounds[0] if isinstance(bounds, list) else bounds
     info = learned.projection(held[0].shape[1], (pilot, pilot), first.projection["signal_share"])
