@@ -205,3 +205,23 @@ def test_auto_with_a_pilot_takes_the_grid_and_bounds_every_output():
     assert bound.n_p == bound.n_q == 40_000
     assert bound.projection["held_out"] == [20_000, 20_000]
     assert 0.3 * 0.7832 < bound.lower <= 0.7832
+
+
+def test_auto_in_tasks_takes_the_grid_with_the_pilot_held_out():
+    """In tasks the pilots choose among the maps and the grid; the grid chosen, the pilots fix it
+    and stay out of the estimate. The same seed gives the same bound on one and two workers."""
+    bounds = [
+        audit(_opposite_box, 1, 0, 60_000, 2, projection="auto", workers=k, rng=np.random.default_rng(13))
+        for k in (1, 2)
+    ]
+    assert bounds[0].lower == bounds[1].lower
+    bound = bounds[0]
+    assert bound.projection["kind"] == "grid (pilot)" and bound.projection["bandwidths"]
+    held = bound.projection["held_out"][0]
+    assert held > 0 and bound.n_p == 60_000 - held
+    assert 0.3 * 0.7832 < bound.lower <= 0.7832
+    from renyi.cli.report import _projection_line
+
+    line = _projection_line(bound.projection)
+    assert "estimated on a whitened grid with no projection" in line
+    assert f"chosen by auto on {held:,} + {held:,} held-out outputs" in line

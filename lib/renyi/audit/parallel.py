@@ -19,6 +19,7 @@ the black box prints to standard error.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -182,6 +183,8 @@ def audit_in_tasks(
         ``"grid"`` (:math:`d=2` or 3) projects nothing: the pilots fix the whitening, the
         bandwidths and the spacing (:func:`~renyi.audit.multivariate_kde.pilot_grid`), each task
         bins its rows on that grid, and every output, the pilots' too, is in the estimate.
+        ``"auto"`` at :math:`d=2` or 3 scores that grid too; where it wins, the pilots fix it
+        as above but stay out of the estimate (they chose it).
 
     method : {"delta", "finite-sample"}, default "delta"
         ``"finite-sample"`` (discrete outputs): outcome counts for the bound that holds at
@@ -355,7 +358,9 @@ def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes, scored_at=N
                 f"with workers, projection is one of {', '.join(map(repr, CHOICES))}, a direction or a map; "
                 f"got {projection!r} (projection='grid' draws in one process: drop workers and scheduler)"
             )
-        learned = learn_map(pilot_p, pilot_q, projection, **(scored_at or {}))
+        learned = learn_map(pilot_p, pilot_q, projection, grid=True, **(scored_at or {}))
+        if learned.kind == "grid":  # (auto chose the grid on the pilots, which are then held out)
+            return _start_grid(pilot_p, pilot_q, sizes, learned)
         w, kind, held = learned.map, f"{learned.kind} (pilot)", (len(pilot_p), len(pilot_q))
     elif callable(projection):
         w, kind, held = projection, "callable", (0, 0)
@@ -378,10 +383,12 @@ def _start_projected(pilot_p, pilot_q, projection, bandwidth, sizes, scored_at=N
     return _Start(grid, counts, h, scale, moments, (kind, held, w, learned))
 
 
-def _start_grid(pilot_p, pilot_q, sizes) -> _Start:
+def _start_grid(pilot_p, pilot_q, sizes, chosen=None) -> _Start:
     """Vector outputs with no projection: the pilots fix the whitening, bandwidths and spacing.
 
-    The pilots are counted too, as the one-process estimate uses every output.
+    The pilots are counted too, as the one-process estimate uses every output, unless they
+    chose the grid (``chosen``, the :class:`~renyi.audit.reduction.LearnedMap` of
+    ``projection="auto"``): bounding them too would then be biased, and they are held out.
     """
     from .multivariate_kde import pilot_grid
 
@@ -391,10 +398,14 @@ def _start_grid(pilot_p, pilot_q, sizes) -> _Start:
             f"returns {shape_text(pilot_p.shape[1:])}"
         )
     pilots = [np.asarray(pilot, dtype=float) for pilot in (pilot_p, pilot_q)]
-    bandwidths, spacing, whitening = pilot_grid(*pilots, sizes)
-    grid = Grid(spacing, pilot_p.shape[1:], whitening=whitening)
-    counts = [VectorGridCounts.of(grid_coordinates(p, *whitening), spacing, name="the pilot") for p in pilots]
-    return _Start(grid, counts, bandwidths)
+    if chosen is None:
+        bandwidths, spacing, whitening = pilot_grid(*pilots, sizes)
+        counts = [VectorGridCounts.of(grid_coordinates(p, *whitening), spacing, name="the pilot") for p in pilots]
+        return _Start(Grid(spacing, pilot_p.shape[1:], whitening=whitening), counts, bandwidths)
+    held = (len(pilot_p), len(pilot_q))
+    bandwidths, spacing, whitening = pilot_grid(*pilots, [n - k for n, k in zip(sizes, held)])
+    counts = [VectorGridCounts(spacing), VectorGridCounts(spacing)]
+    return _Start(Grid(spacing, pilot_p.shape[1:], whitening=whitening), counts, bandwidths, projected=(held, chosen))
 
 
 def _grid_fit(start: _Start):
@@ -403,7 +414,11 @@ def _grid_fit(start: _Start):
     from .projection import Projection
 
     fit, grid = fit_grid_from_counts(*start.counts, start.bandwidth, start.grid.whitening)
-    return fit, Projection("grid", grid.dimension, (0, 0), None, tuple(float(h) for h in grid.bandwidths))
+    bandwidths = tuple(float(h) for h in grid.bandwidths)
+    if start.projected is not None:  # (chosen by auto on the pilots, held out)
+        held, chosen = start.projected
+        return fit, replace(chosen.projection(grid.dimension, held, kind="grid (pilot)"), bandwidths=bandwidths)
+    return fit, Projection("grid", grid.dimension, (0, 0), None, bandwidths)
 
 
 def _vector_tasks(rest: list[Task], d: int, root: np.random.SeedSequence) -> list[Task]:

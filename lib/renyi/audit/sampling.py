@@ -85,10 +85,9 @@ def audit(
         out of the bound (default: at most half the smaller sample), or with
         ``projection="grid"`` (:math:`d=2` or 3) the whitening and the grid, counted in the
         bound; in one process with a learned ``projection``, extra outputs that learn the map,
-        so that every output of the main samples is bounded (no ``split``), and with
-        ``"auto"`` at :math:`d=2` or 3 may choose the grid instead (every output of the main
-        samples is then estimated on it).  In tasks ``"auto"`` chooses among the maps only;
-        ask for ``projection="grid"`` there.
+        so that every output of the main samples is bounded (no ``split``).  With ``"auto"``
+        at :math:`d=2` or 3 the pilot may choose the grid instead: every output of the main
+        samples (in tasks: every output but the pilot's) is then estimated on it.
     progress : bool, optional
         A progress bar on standard error while tasks run (default: when it is a terminal).
     task_timeout : float, optional

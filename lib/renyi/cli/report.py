@@ -115,13 +115,14 @@ _MAPS = {
 
 def _projection_line(record) -> str:
     """How vector outputs were reduced: the map, its held-out outputs, the share it keeps."""
-    if record["kind"] == "grid":
+    held = record["held_out"]
+    if record["kind"].removesuffix(" (pilot)") == "grid":
         widths = ", ".join(f"{h:.3g}" for h in record["bandwidths"])
+        chosen = f"; chosen by auto on {held[0]:,} + {held[1]:,} held-out outputs" if held[0] else ""
         return (
             f"outputs: {record['dimension']}-dimensional, estimated on a whitened grid with no projection\n"
-            f"            (bandwidths {widths} in whitened units)"
+            f"            (bandwidths {widths} in whitened units{chosen})"
         )
-    held = record["held_out"]
     source = f"learned from {held[0]:,} + {held[1]:,} held-out outputs" if held[0] else "fixed"
     kind = record["kind"].removesuffix(" (pilot)")
     map_ = _MAPS.get(kind, "a direction")
