@@ -19,7 +19,6 @@ the black box prints to standard error.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
@@ -398,14 +397,14 @@ def _start_grid(pilot_p, pilot_q, sizes, chosen=None) -> _Start:
             f"returns {shape_text(pilot_p.shape[1:])}"
         )
     pilots = [np.asarray(pilot, dtype=float) for pilot in (pilot_p, pilot_q)]
-    if chosen is None:
-        bandwidths, spacing, whitening = pilot_grid(*pilots, sizes)
-        counts = [VectorGridCounts.of(grid_coordinates(p, *whitening), spacing, name="the pilot") for p in pilots]
-        return _Start(Grid(spacing, pilot_p.shape[1:], whitening=whitening), counts, bandwidths)
-    held = (len(pilot_p), len(pilot_q))
+    held = (0, 0) if chosen is None else (len(pilot_p), len(pilot_q))
     bandwidths, spacing, whitening = pilot_grid(*pilots, [n - k for n, k in zip(sizes, held)])
-    counts = [VectorGridCounts(spacing), VectorGridCounts(spacing)]
-    return _Start(Grid(spacing, pilot_p.shape[1:], whitening=whitening), counts, bandwidths, projected=(held, chosen))
+    if chosen is None:
+        counts = [VectorGridCounts.of(grid_coordinates(p, *whitening), spacing, name="the pilot") for p in pilots]
+    else:
+        counts = [VectorGridCounts(spacing), VectorGridCounts(spacing)]
+    projected = None if chosen is None else (held, chosen)
+    return _Start(Grid(spacing, pilot_p.shape[1:], whitening=whitening), counts, bandwidths, projected=projected)
 
 
 def _grid_fit(start: _Start):
@@ -417,7 +416,7 @@ def _grid_fit(start: _Start):
     bandwidths = tuple(float(h) for h in grid.bandwidths)
     if start.projected is not None:  # (chosen by auto on the pilots, held out)
         held, chosen = start.projected
-        return fit, replace(chosen.projection(grid.dimension, held, kind="grid (pilot)"), bandwidths=bandwidths)
+        return fit, chosen.projection(grid.dimension, held, kind="grid (pilot)", bandwidths=bandwidths)
     return fit, Projection("grid", grid.dimension, (0, 0), None, bandwidths)
 
 

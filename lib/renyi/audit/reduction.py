@@ -201,9 +201,17 @@ class LearnedMap:
     scores: dict = field(default_factory=dict)
     share: float | None = None
 
-    def projection(self, dimension, held, signal_share=None, kind=None) -> Projection:
+    def projection(self, dimension, held, signal_share=None, kind=None, bandwidths=()) -> Projection:
         """The :class:`~renyi.audit.projection.Projection` record of a bound through this map."""
-        return Projection(kind or self.kind, dimension, held, signal_share, (), self.requested, self.scores, self.share)
+        kind = kind or self.kind
+        return Projection(
+            kind, dimension, held, signal_share, tuple(bandwidths), self.requested, self.scores, self.share
+        )
+
+
+def _grid_competes(grid, kind, d) -> bool:
+    """Whether the grid estimate is among ``"auto"``'s candidates: asked for, and d = 2 or 3."""
+    return grid and kind == "auto" and 2 <= d <= MAX_KDE_DIMENSION
 
 
 def _choice(kind, scores) -> LearnedMap:
@@ -245,7 +253,7 @@ def learn_map(held_p, held_q, kind, *, orders=2.0, alpha=0.05, direction="both",
     held_p, held_q = (np.asarray(x, dtype=float) for x in (held_p, held_q))
     cap = _rows_in_memory(held_p.shape[1])
     few = held_p[:cap], held_q[:cap]  # the rows are independent draws: the first are a fair subset
-    grid = grid and kind == "auto" and 2 <= held_p.shape[1] <= MAX_KDE_DIMENSION
+    grid = _grid_competes(grid, kind, held_p.shape[1])
     choice = _choice(kind, held_out_scores(*few, orders, alpha=alpha, direction=direction, rng=rng, grid=grid))
     if choice.kind == "grid":
         return choice
@@ -263,7 +271,7 @@ def _learned(sides, kind, held, scored_at, rng, grid):
     d = sides[0].arr.shape[1]
     rows = [side.held_rows(_rows_in_memory(d), rng) for side in sides]
     orders, alpha, direction = scored_at
-    grid = grid and kind == "auto" and 2 <= d <= MAX_KDE_DIMENSION
+    grid = _grid_competes(grid, kind, d)
     learned = _choice(kind, held_out_scores(*rows, orders, alpha=alpha, direction=direction, rng=rng, grid=grid))
     chosen = learned.kind
     if chosen == "grid":  # no map: the caller estimates the rows not held out on a grid

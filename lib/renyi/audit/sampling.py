@@ -8,8 +8,6 @@ draws them in tasks, each output once, and bounds the fit merged from their coun
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from .._validation import as_generator, as_int, as_positive_scalar, as_workers
@@ -217,15 +215,14 @@ def _with_pilot_direction(sampler, pair, samples, orders, rng, pilot, options):
     from .reduction import learn_map
 
     learned = learn_map(*held, kind, rng=rng, grid=True, **_scored_at(options, orders))
-    if learned.kind == "grid":  # (the pilot chose the grid: every output of the samples is estimated on it)
-        bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": "grid"})
-        first = bounds[0] if isinstance(bounds, list) else bounds
-        info = replace(learned.projection(held[0].shape[1], (pilot, pilot)), bandwidths=first.projection["bandwidths"])
-        return with_projection(bounds, replace(info, kind="grid (pilot)"))
-    bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": learned.map})
-    first = bounds[0] if isinstance(bounds, list) else bounds
-    info = learned.projection(held[0].shape[1], (pilot, pilot), first.projection["signal_share"])
-    return with_projection(bounds, replace(info, kind=f"{learned.kind} (pilot)"))
+    # (where the pilot chose the grid, every output of the samples is estimated on it, no map)
+    route = "grid" if learned.kind == "grid" else learned.map
+    bounds = rdp_lower_bound(*samples, orders, **{**options, "projection": route})
+    record = (bounds[0] if isinstance(bounds, list) else bounds).projection
+    info = learned.projection(
+        held[0].shape[1], (pilot, pilot), record["signal_share"], f"{learned.kind} (pilot)", record["bandwidths"]
+    )
+    return with_projection(bounds, info)
 
 
 def _scored_at(options, orders) -> dict:
